@@ -1,0 +1,5 @@
+import sys
+
+from coderefine.cli import main
+
+sys.exit(main())

@@ -1,0 +1,181 @@
+"""The command line: parse arguments, call the library, map errors to exit codes. Nothing else.
+
+Library modules are imported inside the command functions, so that ``--version`` and ``--help``
+import nothing heavy (libcst, gitpython, the model SDK).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from coderefine import __version__
+from coderefine.errors import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INTERNAL, EXIT_INTERRUPTED, CoderefineError
+
+_DESCRIPTION = """\
+Refine a Python change with a self-refine loop grounded in facts: ruff diagnostics and pytest results
+go into every critique, and every patch passes a libcst + compile() gate before it is written.
+"""
+
+_EPILOG = """\
+examples:
+  coderefine check app.py                 signals of app.py's uncommitted change (no model needed)
+  coderefine check --staged               signals of what is staged for commit
+  coderefine check --base origin/main     signals of this branch since it left main
+  git diff | coderefine check --patch -   signals of a patch
+  coderefine undo                         restore the files of the last write
+
+exit codes: 0 clean, 1 findings remain, 2 usage or configuration error, 3 internal error,
+130 interrupted. Settings live in [tool.coderefine] of pyproject.toml; see 'coderefine check --help'.
+"""
+
+
+def _add_change_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="*", type=Path, metavar="FILE", help="Python files to review")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--staged", action="store_true", help="review the staged change (default: the working tree against HEAD)")
+    source.add_argument("--base", metavar="REF", help="review the change since the merge base with REF")
+    source.add_argument("--patch", metavar="FILE", help="review a unified diff from FILE ('-' for stdin)")
+
+
+def _add_signal_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest")
+    parser.add_argument("--python", metavar="PATH", help="the project's interpreter for pytest (default: .venv, then VIRTUAL_ENV)")
+    parser.add_argument("--test-timeout", type=float, metavar="SECONDS", help="limit for one test (default 30)")
+    parser.add_argument("--fail-on", choices=("error", "warning", "info", "never"), help="lowest severity that fails the run (default warning)")
+    parser.add_argument("--format", dest="output_format", choices=("text", "json"), default="text", help="output format")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coderefine",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"coderefine {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = commands.add_parser(
+        "check",
+        help="print the signals of a change (ruff, format, tests, syntax); no model",
+        description="Print what a critic would be told about a change: the ruff diagnostics, format "
+        "differences, failing related tests and syntax errors it introduced, apart from old debt. "
+        "A file with no change (or outside git) is reviewed whole. Exit 0 when clean, 1 when "
+        "something at or above --fail-on was introduced or a signal could not be collected.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_change_options(check)
+    _add_signal_options(check)
+
+    undo = commands.add_parser(
+        "undo",
+        help="restore the files of coderefine's last write",
+        description="Restore every file of the last write exactly as it was. Refuses when a file "
+        "changed since, unless --force.",
+    )
+    undo.add_argument("--force", action="store_true", help="restore even files that changed since")
+    return parser
+
+
+def _flags(args: argparse.Namespace) -> dict[str, object]:
+    names = ("tests", "python", "test_timeout", "fail_on", "rounds", "model", "intent")
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
+
+
+def _read_patch(args: argparse.Namespace, stdin: TextIO) -> str | None:
+    from coderefine.errors import InputError
+
+    if args.patch is None:
+        return None
+    if args.patch == "-":
+        return stdin.read()
+    try:
+        return Path(args.patch).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{args.patch}: cannot read the patch ({exc.strerror})") from exc
+
+
+def _command_check(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.change import load_change, project_root
+    from coderefine.check import run_check
+    from coderefine.config import load_settings
+    from coderefine.errors import UsageError
+    from coderefine.gitio import GitRepo
+    from coderefine.report.jsonout import render_check_json
+    from coderefine.report.text import render_check
+    from coderefine.runner import SubprocessRunner
+    from coderefine.workspace import project_files
+
+    if not args.files and not args.staged and args.base is None and args.patch is None:
+        raise UsageError("name the files to check, or use --staged, --base REF or --patch FILE")
+    cwd = Path.cwd()
+    patch_text = _read_patch(args, stdin)
+    first = Path(os.path.normpath(cwd / args.files[0])) if args.files else cwd
+    repo = GitRepo.find(first if first.exists() else first.parent)
+    root = project_root(first, repo)
+    settings = load_settings(root, os.environ, _flags(args))
+    change = load_change(
+        args.files,
+        cwd=cwd,
+        repo=repo,
+        staged=args.staged,
+        base=args.base,
+        patch_text=patch_text,
+        max_bytes=settings.max_file_kib * 1024,
+    )
+    if not change.files:
+        out.write("coderefine check: no Python files in the change; nothing to do\n")
+        return EXIT_CLEAN
+    result = run_check(change, settings, SubprocessRunner(), os.environ, project_files(change.root, repo))
+    render = render_check_json if args.output_format == "json" else render_check
+    out.write(render(result, settings.fail_on))
+    return EXIT_FINDINGS if result.failed(settings.fail_on) else EXIT_CLEAN
+
+
+def _command_undo(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.change import project_root
+    from coderefine.gitio import GitRepo
+    from coderefine.writes import Journal
+
+    cwd = Path.cwd()
+    repo = GitRepo.find(cwd)
+    root = project_root(cwd, repo)
+    journal = Journal.for_project(root, repo.git_dir if repo else None)
+    result = journal.undo(force=args.force)
+    out.write(f"coderefine undo: restored {', '.join(result.restored) or 'nothing (already as before)'}\n")
+    return EXIT_CLEAN
+
+
+_COMMANDS = {"check": _command_check, "undo": _command_undo}
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, stdin: TextIO | None = None) -> int:
+    """Run coderefine with ``argv`` and return the exit code (never raises, but for SystemExit of --help)."""
+    out = out or sys.stdout
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(out)
+        return EXIT_CLEAN
+    try:
+        return _COMMANDS[args.command](args, out, stdin or sys.stdin)
+    except CoderefineError as exc:
+        print(f"coderefine: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("coderefine: interrupted; no file was left half-written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception:  # the last line of defence: a bug, reported with what is needed to fix it
+        print(
+            f"coderefine: internal error (coderefine {__version__}, Python {sys.version.split()[0]}); "
+            "please report it with this traceback:",
+            file=sys.stderr,
+        )
+        traceback.print_exc()
+        return EXIT_INTERNAL

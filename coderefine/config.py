@@ -1,0 +1,184 @@
+"""Settings: one frozen object built from defaults, pyproject.toml, the environment and flags.
+
+Precedence, lowest to highest: built-in defaults < ``[tool.coderefine]`` in the project's
+pyproject.toml < ``CODEREFINE_*`` environment variables < command-line flags. Keys are kebab-case in
+TOML (``test-timeout``), upper snake case in the environment (``CODEREFINE_TEST_TIMEOUT``) and
+snake case in Python. An unknown key is an error that names it, because a misspelt setting that is
+silently ignored is worse than none.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from coderefine.errors import ConfigError
+
+DEFAULT_INTENT = "fix defects without changing intended behaviour"
+# ruff's own default selection changes between releases; naming it keeps results reproducible.
+DEFAULT_RUFF_SELECT = ("E4", "E7", "E9", "F", "B")
+ENV_PREFIX = "CODEREFINE_"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run of coderefine may be configured by. Build it with ``load_settings``."""
+
+    model: str = "claude-sonnet-5-5"
+    rounds: int = 3
+    intent: str = DEFAULT_INTENT
+    ruff_select: tuple[str, ...] = DEFAULT_RUFF_SELECT
+    ruff_format: bool = True
+    tests: bool = True
+    test_command: tuple[str, ...] = ("{python}", "-m", "pytest")
+    python: str = ""
+    test_timeout: float = 30.0
+    run_timeout: float = 300.0
+    max_file_kib: int = 1024
+    max_tokens: int = 400_000
+    max_cost: float = 2.0
+    max_output_tokens: int = 8_192
+    model_timeout: float = 120.0
+    model_retries: int = 2
+    fail_on: str = "warning"
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def describe(self) -> dict[str, object]:
+        """The settings as plain data, with where each value came from."""
+        data = {f.name: getattr(self, f.name) for f in _user_fields()}
+        return {"values": data, "sources": dict(self.sources)}
+
+
+_CHOICES: dict[str, tuple[str, ...]] = {"fail_on": ("error", "warning", "info", "never")}
+_MINIMUMS: dict[str, float] = {
+    "rounds": 1,
+    "test_timeout": 0.1,
+    "run_timeout": 1,
+    "max_file_kib": 1,
+    "max_tokens": 0,
+    "max_cost": 0,
+    "max_output_tokens": 256,
+    "model_timeout": 1,
+    "model_retries": 0,
+}
+
+
+def _user_fields() -> list[dataclasses.Field[Any]]:
+    return [f for f in dataclasses.fields(Settings) if f.name != "sources"]
+
+
+def _field_types() -> dict[str, object]:
+    defaults = Settings()
+    return {f.name: type(getattr(defaults, f.name)) for f in _user_fields()}
+
+
+def _unknown_key_error(key: str, where: str, known: list[str]) -> ConfigError:
+    close = difflib.get_close_matches(key, known, n=1)
+    hint = f" Did you mean '{close[0]}'?" if close else f" Known keys: {', '.join(sorted(known))}."
+    return ConfigError(f"unknown setting '{key}' in {where}.{hint}")
+
+
+def _coerce(name: str, value: object, where: str) -> object:
+    """Turn a TOML value, an environment string or a flag value into the field's type."""
+    kind = _field_types()[name]
+    label = f"'{name.replace('_', '-')}' in {where}"
+    if kind is bool:
+        if isinstance(value, bool):
+            result: object = value
+        elif isinstance(value, str) and value.lower() in {"1", "true", "yes", "on"}:
+            result = True
+        elif isinstance(value, str) and value.lower() in {"0", "false", "no", "off", ""}:
+            result = False
+        else:
+            raise ConfigError(f"{label} must be true or false, not {value!r}")
+    elif kind is int:
+        try:
+            if isinstance(value, bool) or isinstance(value, float):
+                raise ValueError
+            result = int(value)  # type: ignore[call-overload]
+        except (TypeError, ValueError):
+            raise ConfigError(f"{label} must be a whole number, not {value!r}") from None
+    elif kind is float:
+        try:
+            if isinstance(value, bool):
+                raise ValueError
+            result = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise ConfigError(f"{label} must be a number, not {value!r}") from None
+    elif kind is tuple:
+        if isinstance(value, str):
+            result = tuple(part.strip() for part in value.split(",") if part.strip())
+        elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            result = tuple(value)
+        else:
+            raise ConfigError(f"{label} must be a list of strings, not {value!r}")
+    else:
+        if not isinstance(value, str):
+            raise ConfigError(f"{label} must be a string, not {value!r}")
+        result = value
+    if name in _CHOICES and result not in _CHOICES[name]:
+        raise ConfigError(f"{label} must be one of {', '.join(_CHOICES[name])}, not {result!r}")
+    if name in _MINIMUMS and isinstance(result, int | float) and result < _MINIMUMS[name]:
+        raise ConfigError(f"{label} must be at least {_MINIMUMS[name]:g}, not {result!r}")
+    return result
+
+
+def read_pyproject_table(project_root: Path) -> dict[str, object]:
+    """The ``[tool.coderefine]`` table of the project's pyproject.toml, or an empty table."""
+    path = project_root / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc}); fix it or move it aside") from exc
+    table = data.get("tool", {}).get("coderefine", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"[tool.coderefine] in {path} must be a table")
+    return table
+
+
+def load_settings(
+    project_root: Path,
+    environ: Mapping[str, str],
+    flags: Mapping[str, object] | None = None,
+) -> Settings:
+    """Merge defaults, pyproject.toml, ``CODEREFINE_*`` variables and flags into one Settings."""
+    known = [f.name for f in _user_fields()]
+    values: dict[str, object] = {}
+    sources: dict[str, str] = {}
+
+    table = read_pyproject_table(project_root)
+    where = "[tool.coderefine] of pyproject.toml"
+    for key, value in table.items():
+        name = key.replace("-", "_")
+        if name not in known or "_" in key:
+            raise _unknown_key_error(key, where, [k.replace("_", "-") for k in known])
+        values[name] = _coerce(name, value, where)
+        sources[name] = "pyproject.toml"
+
+    for env_key, raw in environ.items():
+        if not env_key.startswith(ENV_PREFIX):
+            continue
+        name = env_key[len(ENV_PREFIX) :].lower()
+        if name not in known:
+            raise _unknown_key_error(
+                env_key, "the environment", [ENV_PREFIX + k.upper() for k in known]
+            )
+        values[name] = _coerce(name, raw, f"the environment ({env_key})")
+        sources[name] = "environment"
+
+    for name, value in (flags or {}).items():
+        if value is None:
+            continue
+        if name not in known:
+            raise _unknown_key_error(name, "the command line", known)
+        values[name] = _coerce(name, value, "the command line")
+        sources[name] = "command line"
+
+    return Settings(**values, sources=sources)  # type: ignore[arg-type]

@@ -1,0 +1,112 @@
+"""The one error hierarchy of coderefine.
+
+Every error a user can meet is a ``CoderefineError``; its ``exit_code`` is what the CLI returns, and its
+message says what happened and what to do. Lower-level errors (git, subprocess, the model SDK) are
+translated into these at the boundary with ``raise ... from exc``.
+"""
+
+from __future__ import annotations
+
+EXIT_CLEAN = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+
+
+class CoderefineError(Exception):
+    """Base of every error coderefine raises on purpose."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class UsageError(CoderefineError):
+    """The command line, the configuration or an input cannot be used as given."""
+
+    exit_code = EXIT_USAGE
+
+
+class ConfigError(UsageError):
+    """``[tool.coderefine]``, a ``CODEREFINE_*`` variable or a flag holds a bad value."""
+
+
+class InputError(UsageError):
+    """A file or patch under review cannot be read (missing, a directory, binary, undecodable, too big)."""
+
+
+class GitError(UsageError):
+    """git cannot give what was asked (no repository, unknown ref, shallow clone, ...)."""
+
+
+class PatchError(UsageError):
+    """A unified diff does not parse or does not apply."""
+
+
+class ToolError(CoderefineError):
+    """An external program (git, ruff, pytest) is missing, crashed or timed out."""
+
+
+class ToolMissingError(ToolError):
+    """The program could not be started at all."""
+
+    exit_code = EXIT_USAGE
+
+
+class ToolTimeoutError(ToolError):
+    """The program ran longer than its time limit and was stopped."""
+
+
+class WriteError(CoderefineError):
+    """Writing a result or the undo journal failed; the files are as they were."""
+
+
+class UndoError(UsageError):
+    """There is nothing to undo, or the files changed since the write being undone."""
+
+
+class ModelError(CoderefineError):
+    """The model provider failed in a way the user must act on."""
+
+    exit_code = EXIT_USAGE
+
+
+class MissingKeyError(ModelError):
+    """No API key is configured for the chosen model."""
+
+
+class AuthError(ModelError):
+    """The provider refused the key."""
+
+
+class RateLimitError(ModelError):
+    """The provider kept answering 429 after the retries."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class OverloadedError(ModelError):
+    """The provider kept answering 529/5xx after the retries."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class ConnectionFailedError(ModelError):
+    """The provider could not be reached."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class ModelTimeoutError(ModelError):
+    """The provider did not answer in time."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class ReplayError(ModelError):
+    """A replay file does not hold an answer for the request being made."""
+
+
+class BudgetExceededError(CoderefineError):
+    """The token or cost budget would be exceeded by another call."""
+
+    exit_code = EXIT_FINDINGS

@@ -1,0 +1,155 @@
+"""Collect the signals of a version of the files under review, and compare them with the baseline.
+
+ruff reads the text through stdin, so it needs no copy of the project. pytest runs in an isolated
+copy (``workspace.IsolatedTree``), one for the baseline and one for candidates, made on first use.
+ruff, pytest and the syntax check run concurrently: the first two are subprocesses, and the syntax
+check's libcst import overlaps them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from types import TracebackType
+
+from coderefine.change import Change
+from coderefine.config import Settings
+from coderefine.runner import Runner
+from coderefine.signals.base import Comparison, SignalSet, SourceStatus, compare
+from coderefine.signals.pytest import (
+    PytestConfig,
+    PytestSignals,
+    find_interpreter,
+    is_test_file,
+    related_tests,
+)
+from coderefine.signals.ruff import RuffSignals
+from coderefine.signals.syntax import check_syntax
+from coderefine.workspace import IsolatedTree
+
+_FILE_SOURCES = ("ruff", "format", "syntax")
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The signals of one version of the code, and what it introduced against the baseline."""
+
+    signals: SignalSet
+    comparison: Comparison
+
+
+def compare_change(change: Change, baseline: SignalSet, current: SignalSet) -> Comparison:
+    """What ``current`` introduced: file signals against the same file's baseline when it was
+    modified (everything counts in a whole or new file); test failures against the baseline run
+    when any file was modified (every failure counts in a whole-file review)."""
+    modified = {f.path for f in change.files if f.kind == "modified"}
+
+    def select(signals: SignalSet, keep: bool) -> SignalSet:
+        chosen = tuple(
+            s for s in signals.signals
+            if (s.path in modified if s.source in _FILE_SOURCES else bool(modified)) == keep
+        )
+        return SignalSet(chosen, signals.statuses)
+
+    compared = compare(select(baseline, True), select(current, True))
+    fresh = select(current, False).signals
+    return Comparison(
+        introduced=tuple(sorted(compared.introduced + fresh, key=lambda s: (s.path, s.line))),
+        existing=compared.existing,
+        fixed=compared.fixed,
+        statuses=current.statuses,
+    )
+
+
+class Evaluator:
+    """Evaluates versions of the files under review for one change. Use it as a context manager."""
+
+    def __init__(
+        self,
+        change: Change,
+        settings: Settings,
+        runner: Runner,
+        environ: Mapping[str, str],
+        project_files: Sequence[str],
+    ) -> None:
+        self._change = change
+        self._settings = settings
+        self._files = list(project_files)
+        self._ruff = RuffSignals(runner, settings.ruff_select, settings.ruff_format)
+        python = find_interpreter(change.root, settings.python, environ)
+        config = PytestConfig(python, settings.test_command, settings.test_timeout, settings.run_timeout)
+        self._pytest = PytestSignals(runner, config, environ)
+        self._trees: dict[str, IsolatedTree] = {}
+        self._pool = ThreadPoolExecutor(max_workers=4)
+        self._baseline: Future[SignalSet] | None = None
+        self.tests = self._related_tests() if settings.tests else []
+
+    def _related_tests(self) -> list[str]:
+        texts: dict[str, str] = {}
+        for rel in self._files:
+            if is_test_file(rel):
+                try:
+                    texts[rel] = (self._change.root / rel).read_text("utf-8", errors="replace")
+                except OSError:
+                    continue
+        return related_tests(self._change.paths, self._files + list(self._change.paths), texts)
+
+    def baseline_texts(self) -> dict[str, str]:
+        """The files under review before the change (new files are absent)."""
+        return {f.path: (f.before or f.after).text for f in self._change.files if f.kind != "added"}
+
+    def start_baseline(self) -> None:
+        """Begin collecting the baseline in the background (idempotent)."""
+        if self._baseline is None and any(f.kind == "modified" for f in self._change.files):
+            texts = self.baseline_texts()
+            data = {f.path: (f.before or f.after).encode() for f in self._change.files if f.kind != "added"}
+            self._baseline = self._pool.submit(self._collect, "baseline", texts, data)
+
+    def baseline(self) -> SignalSet:
+        if not any(f.kind == "modified" for f in self._change.files):
+            return SignalSet()
+        self.start_baseline()
+        assert self._baseline is not None
+        return self._baseline.result()
+
+    def evaluate(self, texts: Mapping[str, str]) -> Evaluation:
+        """Signals of the files under review with ``texts`` (path -> text) in place."""
+        self.start_baseline()
+        data = {f.path: f.after.encode(texts.get(f.path, f.after.text)) for f in self._change.files}
+        current = self._collect("candidate", dict(texts), data)
+        return Evaluation(current, compare_change(self._change, self.baseline(), current))
+
+    def _collect(self, which: str, texts: dict[str, str], data: dict[str, bytes]) -> SignalSet:
+        ruff = self._pool.submit(self._ruff.collect, self._change.root, texts)
+        syntax = self._pool.submit(check_syntax, texts)
+        tests = self._run_tests(which, data)
+        return SignalSet.merge([ruff.result(), syntax.result(), tests])
+
+    def _run_tests(self, which: str, data: Mapping[str, bytes]) -> SignalSet:
+        if not self._settings.tests:
+            return SignalSet((), (SourceStatus("pytest", "skipped", "tests are turned off"),))
+        if not self.tests:
+            return SignalSet((), (SourceStatus("pytest", "skipped", "no tests related to the change"),))
+        tree = self._trees.get(which)
+        if tree is None:
+            added = {f.path for f in self._change.files if f.kind == "added"}
+            files = [rel for rel in self._files if which != "baseline" or rel not in added]
+            tree = self._trees[which] = IsolatedTree(self._change.root, files, data)
+        else:
+            tree.write_all(data)
+        return self._pytest.collect(tree.path, self.tests)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        for tree in self._trees.values():
+            tree.close()
+
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+

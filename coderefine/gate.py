@@ -1,0 +1,74 @@
+"""The patch gate: nothing reaches a user's file unless it passes here.
+
+A candidate passes when every changed file is one under review (no absolute path, no ``..``, nothing
+in ``.git``, no symlink leading outside the project) and parses with libcst and compiles with CPython.
+The gate also names the functions and classes the candidate changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from coderefine.signals.base import Signal
+from coderefine.signals.syntax import syntax_error
+from coderefine.symbols import changed_symbols
+
+
+@dataclass(frozen=True)
+class GateResult:
+    ok: bool
+    problems: tuple[str, ...]
+    syntax: tuple[Signal, ...]
+    changed: tuple[str, ...]  # "path::Qualified.name"
+
+    def feedback(self) -> str:
+        return "\n".join(self.problems)
+
+
+def path_problem(rel: str, root: Path, allowed: Collection[str]) -> str | None:
+    """Why ``rel`` may not be written, or None when it may."""
+    pure = PurePosixPath(rel)
+    if pure.is_absolute() or rel.startswith("\\") or (len(rel) > 1 and rel[1] == ":"):
+        return f"{rel}: an absolute path; name files relative to the project"
+    if ".." in pure.parts:
+        return f"{rel}: leads outside the project ('..')"
+    if pure.parts and pure.parts[0] == ".git":
+        return f"{rel}: inside .git; coderefine never writes git's own files"
+    if rel not in allowed:
+        return f"{rel}: not under review; only these may change: {', '.join(sorted(allowed))}"
+    resolved_root = root.resolve()
+    try:
+        (root / rel).resolve().relative_to(resolved_root)
+    except ValueError:
+        return f"{rel}: a symlink that leads outside the project"
+    return None
+
+
+def run_gate(
+    candidate: Mapping[str, str],
+    before: Mapping[str, str],
+    *,
+    root: Path,
+    allowed: Collection[str],
+) -> GateResult:
+    """Check every file of ``candidate`` (path -> new text) against ``before`` (path -> old text)."""
+    problems: list[str] = []
+    syntax: list[Signal] = []
+    changed: list[str] = []
+    for path, text in candidate.items():
+        problem = path_problem(path, root, allowed)
+        if problem:
+            problems.append(problem)
+            continue
+        if path.endswith((".py", ".pyi")):
+            error = syntax_error(path, text)
+            if error is not None:
+                syntax.append(error)
+                problems.append(
+                    f"{path}:{error.line}:{error.column}: {error.message} (near: {error.anchor!r})"
+                )
+                continue
+        changed.extend(f"{path}::{name}" for name in changed_symbols(before.get(path, ""), text))
+    return GateResult(not problems, tuple(problems), tuple(syntax), tuple(changed))

@@ -1,0 +1,124 @@
+"""Every gitpython call of coderefine, in one place, with git's failures turned into GitError."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import git
+
+from coderefine.errors import GitError
+
+
+@contextmanager
+def _git_errors(what: str) -> Iterator[None]:
+    try:
+        yield
+    except git.GitCommandError as exc:
+        detail = (exc.stderr or "").strip().removeprefix("stderr:").strip(" '\n")
+        raise GitError(f"{what}: {detail or exc}") from exc
+    except (git.BadName, ValueError) as exc:
+        raise GitError(f"{what}: {exc}") from exc
+
+
+class GitRepo:
+    """A git working tree, seen through gitpython."""
+
+    def __init__(self, repo: git.Repo) -> None:
+        self._repo = repo
+        self.root = Path(repo.working_tree_dir or ".").resolve()
+
+    @classmethod
+    def find(cls, start: Path) -> GitRepo | None:
+        """The repository that contains ``start``, or None outside git (or in a bare repository)."""
+        try:
+            repo = git.Repo(start, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            return None
+        if repo.bare or repo.working_tree_dir is None:
+            return None
+        return cls(repo)
+
+    @property
+    def git_dir(self) -> Path:
+        """The repository's private folder (``.git``, or the worktree's folder under it)."""
+        return Path(self._repo.git_dir).resolve()
+
+    def has_head(self) -> bool:
+        return self._repo.head.is_valid()
+
+    def is_shallow(self) -> bool:
+        return (Path(self._repo.common_dir) / "shallow").exists()
+
+    def blob_at(self, rev: str, rel: str) -> bytes | None:
+        """The bytes of ``rel`` at ``rev``, or None when the file does not exist there."""
+        if rev == "HEAD" and not self.has_head():
+            return None
+        with _git_errors(f"cannot read {rel} at {rev}"):
+            commit = self._repo.commit(rev)
+        try:
+            blob = commit.tree / rel
+        except KeyError:
+            return None
+        data: bytes = blob.data_stream.read()
+        return data
+
+    def index_blob(self, rel: str) -> bytes | None:
+        """The staged bytes of ``rel``, or None when it is not in the index."""
+        try:
+            entry = self._repo.index.entries[(rel, 0)]
+        except KeyError:
+            return None
+        data: bytes = self._repo.odb.stream(entry.binsha).read()
+        return data
+
+    def staged_paths(self) -> list[str]:
+        """Paths added or modified in the index against HEAD (deletions have nothing to review)."""
+        with _git_errors("cannot list staged files"):
+            out = self._repo.git.diff("--cached", "--name-only", "--diff-filter=ACMR", "-z")
+        return [p for p in out.split("\0") if p]
+
+    def worktree_changed_paths(self) -> list[str]:
+        """Modified tracked files against HEAD plus untracked files that are not ignored."""
+        with _git_errors("cannot list changed files"):
+            args = ["--name-only", "--diff-filter=ACMR", "-z"]
+            out = self._repo.git.diff("HEAD", *args) if self.has_head() else ""
+            untracked = self._repo.git.ls_files("--others", "--exclude-standard", "-z")
+        return sorted({p for p in (out + "\0" + untracked).split("\0") if p})
+
+    def merge_base(self, base: str, head: str = "HEAD") -> str:
+        """The merge base of ``base`` and ``head``; a clear message when a shallow clone lacks it."""
+        with _git_errors(f"unknown revision '{base}'"):
+            self._repo.commit(base)
+        try:
+            bases = self._repo.merge_base(base, head)
+        except git.GitCommandError as exc:
+            bases = []
+            if not self.is_shallow():
+                raise GitError(f"cannot find the merge base of {base} and {head}: {exc}") from exc
+        if not bases:
+            hint = (
+                " This is a shallow clone: fetch the full history (actions/checkout with "
+                "fetch-depth: 0, or 'git fetch --unshallow')."
+                if self.is_shallow()
+                else ""
+            )
+            raise GitError(f"{base} and {head} have no common ancestor.{hint}")
+        return str(bases[0].hexsha)
+
+    def changed_between(self, base: str, head: str = "HEAD") -> list[str]:
+        """Paths added or modified from ``base`` to ``head``."""
+        with _git_errors(f"cannot diff {base}..{head}"):
+            out = self._repo.git.diff("--name-only", "--diff-filter=ACMR", "-z", base, head)
+        return [p for p in out.split("\0") if p]
+
+    def commit_messages(self, base: str, head: str = "HEAD") -> list[str]:
+        with _git_errors(f"cannot read the commits {base}..{head}"):
+            return [str(c.message).strip() for c in self._repo.iter_commits(f"{base}..{head}")]
+
+    def project_files(self) -> list[str]:
+        """Tracked files and untracked files that are not ignored: what a copy of the project needs."""
+        with _git_errors("cannot list the project's files"):
+            out = self._repo.git.ls_files("--cached", "--others", "--exclude-standard", "-z")
+        return sorted({p for p in out.split("\0") if p})

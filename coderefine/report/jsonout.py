@@ -1,0 +1,37 @@
+"""JSON output: a stable, documented shape for scripts and CI (see docs/output.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from coderefine.check import CheckResult
+from coderefine.signals.base import Signal
+
+SCHEMA_VERSION = 1
+
+
+def signal_data(signal: Signal) -> dict[str, object]:
+    return dataclasses.asdict(signal)
+
+
+def check_data(result: CheckResult, fail_on: str) -> dict[str, object]:
+    comparison = result.evaluation.comparison
+    return {
+        "version": SCHEMA_VERSION,
+        "change": {
+            "source": result.change.source,
+            "root": str(result.change.root),
+            "files": [{"path": f.path, "kind": f.kind} for f in result.change.files],
+        },
+        "tests": list(result.tests),
+        "introduced": [signal_data(s) for s in comparison.introduced],
+        "existing": [signal_data(s) for s in comparison.existing],
+        "fixed": [signal_data(s) for s in comparison.fixed],
+        "statuses": [dataclasses.asdict(s) for s in comparison.statuses],
+        "failed": result.failed(fail_on),
+    }
+
+
+def render_check_json(result: CheckResult, fail_on: str) -> str:
+    return json.dumps(check_data(result, fail_on), indent=2) + "\n"

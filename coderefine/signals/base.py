@@ -1,0 +1,126 @@
+"""Signal records and the baseline comparison: what a change introduced, apart from old debt."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+Severity = Literal["error", "warning", "info"]
+State = Literal["ok", "unavailable", "timeout", "skipped"]
+SEVERITY_RANK: dict[str, int] = {"error": 3, "warning": 2, "info": 1}
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One fact about the code: a diagnostic, a failing test, a syntax error, a format difference."""
+
+    source: str  # "ruff", "format", "pytest", "syntax"
+    path: str
+    line: int
+    end_line: int
+    code: str  # ruff rule, "format", the test's node id, "syntax-error"
+    message: str
+    severity: Severity = "warning"
+    fixable: bool = False
+    column: int = 0
+    detail: str = ""  # a short traceback or the fix ruff would apply
+    anchor: str = field(default="", compare=False)  # the stripped text of ``line``
+
+    def key(self) -> tuple[str, ...]:
+        """What identifies this signal across edits that move lines around."""
+        if self.source == "pytest":
+            return (self.source, self.code)
+        return (self.source, self.path, self.code, self.message, self.anchor)
+
+    def location(self) -> str:
+        return f"{self.path}:{self.line}" + (f":{self.column}" if self.column else "")
+
+
+@dataclass(frozen=True)
+class SourceStatus:
+    """Whether a signal source ran. A source that did not run is never reported as clean."""
+
+    source: str
+    state: State
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class SignalSet:
+    """All signals of one version of the code, with the state of each source."""
+
+    signals: tuple[Signal, ...] = ()
+    statuses: tuple[SourceStatus, ...] = ()
+
+    def missing(self) -> tuple[SourceStatus, ...]:
+        return tuple(s for s in self.statuses if s.state in ("unavailable", "timeout"))
+
+    @staticmethod
+    def merge(parts: Iterable[SignalSet]) -> SignalSet:
+        signals: list[Signal] = []
+        statuses: list[SourceStatus] = []
+        for part in parts:
+            signals.extend(part.signals)
+            statuses.extend(part.statuses)
+        return SignalSet(tuple(sorted(signals, key=_order)), tuple(statuses))
+
+
+def _order(signal: Signal) -> tuple[str, int, int, str]:
+    return (signal.path, signal.line, signal.column, signal.code)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The signals of a candidate, split by whether the change introduced them."""
+
+    introduced: tuple[Signal, ...]
+    existing: tuple[Signal, ...]
+    fixed: tuple[Signal, ...]
+    statuses: tuple[SourceStatus, ...]
+
+    @property
+    def clean(self) -> bool:
+        """Nothing introduced and every source ran."""
+        return not self.introduced and not self.missing()
+
+    def missing(self) -> tuple[SourceStatus, ...]:
+        return tuple(s for s in self.statuses if s.state in ("unavailable", "timeout"))
+
+    def weight(self) -> tuple[int, int, int]:
+        """Orders comparisons from best to worst: errors, then warnings, then the rest introduced."""
+        counts = Counter(s.severity for s in self.introduced)
+        return (counts["error"], counts["warning"], counts["info"])
+
+
+def compare(before: SignalSet | None, after: SignalSet) -> Comparison:
+    """Split ``after`` into what is new against ``before`` and what was already there.
+
+    With no ``before`` (a whole-file review or a new file) everything counts as introduced.
+    Matching is by ``Signal.key`` as a multiset, so a second copy of an old diagnostic is new.
+    """
+    if before is None:
+        return Comparison(after.signals, (), (), after.statuses)
+    remaining = Counter(s.key() for s in before.signals)
+    introduced: list[Signal] = []
+    existing: list[Signal] = []
+    for signal in after.signals:
+        key = signal.key()
+        if remaining[key] > 0:
+            remaining[key] -= 1
+            existing.append(signal)
+        else:
+            introduced.append(signal)
+    fixed: list[Signal] = []
+    for signal in before.signals:
+        key = signal.key()
+        if remaining[key] > 0:
+            remaining[key] -= 1
+            fixed.append(signal)
+    return Comparison(tuple(introduced), tuple(existing), tuple(fixed), after.statuses)
+
+
+def anchor_of(text_lines: list[str], line: int) -> str:
+    """The stripped text of 1-based ``line``, or an empty string past the end."""
+    return text_lines[line - 1].strip() if 0 < line <= len(text_lines) else ""

@@ -1,0 +1,60 @@
+"""Syntax: libcst must parse the file and CPython must compile it.
+
+Both are needed: libcst accepts some code that CPython rejects (``return`` at module level,
+duplicate parameters) and ignores its python_version setting.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import libcst
+
+from coderefine.signals.base import Signal, SignalSet, SourceStatus, anchor_of
+
+
+def syntax_error(path: str, text: str) -> Signal | None:
+    """The first syntax error of ``text``, or None when libcst and compile() both accept it."""
+    lines = text.splitlines()
+    try:
+        libcst.parse_module(text)
+    except libcst.ParserSyntaxError as exc:
+        line = max(exc.raw_line, 1)
+        return Signal(
+            source="syntax",
+            path=path,
+            line=line,
+            end_line=line,
+            code="syntax-error",
+            message=f"libcst cannot parse: {exc.message}",
+            severity="error",
+            column=exc.raw_column + 1,
+            anchor=anchor_of(lines, line),
+        )
+    try:
+        with warnings.catch_warnings():
+            # An invalid escape sequence warns at compile time; it is ruff's business, not a syntax error.
+            warnings.simplefilter("ignore")
+            compile(text, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None) or 1
+        end = getattr(exc, "end_lineno", None) or line
+        message = getattr(exc, "msg", None) or str(exc)
+        return Signal(
+            source="syntax",
+            path=path,
+            line=line,
+            end_line=max(end, line),
+            code="syntax-error",
+            message=f"compile() rejects it: {message}",
+            severity="error",
+            column=getattr(exc, "offset", None) or 0,
+            anchor=anchor_of(lines, line),
+        )
+    return None
+
+
+def check_syntax(files: dict[str, str]) -> SignalSet:
+    """Syntax signals for every file (``path -> text``)."""
+    signals = tuple(s for path, text in files.items() if (s := syntax_error(path, text)) is not None)
+    return SignalSet(signals, (SourceStatus("syntax", "ok"),))

@@ -1,0 +1,97 @@
+"""An isolated copy of the project, where candidates are evaluated: never the user's working tree.
+
+The copy holds the project's files (tracked and untracked-but-not-ignored in git; outside git, a walk
+that skips virtual environments and caches), so tests find their data and configuration. It is made
+once and reused: each evaluation only rewrites the files under review.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path, PurePosixPath
+from types import TracebackType
+
+from coderefine.gitio import GitRepo
+
+_SKIP_DIRS = {
+    ".git", ".hg", ".svn", ".venv", "venv", "env", "__pycache__", "node_modules", ".tox", ".nox",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", ".coderefine", ".eggs",
+}
+MAX_WALK_FILES = 20_000
+
+
+def project_files(root: Path, repo: GitRepo | None) -> list[str]:
+    """The files a copy of the project needs, as POSIX paths relative to ``root``."""
+    if repo is not None and repo.root == root:
+        return repo.project_files()
+    found: list[str] = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.endswith(".egg-info"))
+        rel_folder = Path(folder).relative_to(root)
+        for name in sorted(names):
+            found.append((rel_folder / name).as_posix())
+            if len(found) >= MAX_WALK_FILES:
+                return found
+    return found
+
+
+class IsolatedTree:
+    """A temporary copy of the project; a context manager that removes it on exit."""
+
+    def __init__(self, root: Path, files: Iterable[str], overrides: Mapping[str, bytes] | None = None) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="coderefine-tree-")
+        self.path = Path(self._dir.name) / root.name
+        self.path.mkdir()
+        for rel in files:
+            source = root / rel
+            target = self.path / rel
+            if not (source.is_file() or source.is_symlink()):
+                continue  # deleted in the working tree but still tracked
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                shutil.copy2(source, target, follow_symlinks=False)
+            except OSError:
+                continue  # unreadable files cannot matter to the tests more than to the user
+        for rel, data in (overrides or {}).items():
+            self.write(rel, data)
+
+    def write(self, rel: str, data: bytes) -> None:
+        """Put ``data`` at ``rel`` inside the copy (never outside it)."""
+        pure = PurePosixPath(rel)
+        if pure.is_absolute() or ".." in pure.parts:
+            raise ValueError(f"refusing to write outside the isolated tree: {rel}")
+        target = self.path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink():
+            target.unlink()
+        target.write_bytes(data)
+
+    def write_all(self, files: Mapping[str, bytes]) -> None:
+        for rel, data in files.items():
+            self.write(rel, data)
+
+    def read_text(self, rel: str) -> str:
+        try:
+            return (self.path / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def texts(self, rels: Sequence[str]) -> dict[str, str]:
+        return {rel: self.read_text(rel) for rel in rels}
+
+    def close(self) -> None:
+        self._dir.cleanup()
+
+    def __enter__(self) -> IsolatedTree:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

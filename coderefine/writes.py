@@ -1,0 +1,208 @@
+"""Atomic writes to the user's files, with an undo journal.
+
+A write goes in three steps: the journal entry with every file's old bytes is written and synced
+(state "pending"); each file is replaced atomically (temp file in the same folder + os.replace); the
+entry is marked "done". A crash between the steps leaves each file either old or new, never half
+written, and ``undo`` restores the old bytes of a pending or done entry alike.
+
+The journal lives under the repository's git folder (``.git/coderefine/journal``), or in a
+``.coderefine/`` folder at the project root outside git.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from coderefine.errors import UndoError, WriteError
+
+KEEP_ENTRIES = 20
+
+
+@dataclass(frozen=True)
+class FileWrite:
+    """One file to write: its path relative to the root, the bytes it had (None: new) and the new bytes."""
+
+    path: str
+    before: bytes | None
+    after: bytes
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    entry: str
+    restored: tuple[str, ...]
+
+
+def _sha(data: bytes | None) -> str | None:
+    return hashlib.sha256(data).hexdigest() if data is not None else None
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so that readers see the old or the new bytes, never a mix.
+
+    The file keeps its permission bits; a symlink is written through to its target.
+    """
+    target = path.resolve() if path.is_symlink() else path
+    mode = target.stat().st_mode & 0o7777 if target.exists() else None
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".coderefine.tmp", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(target.parent)
+
+
+def _write_json(path: Path, data: object) -> None:
+    atomic_write(path, json.dumps(data, indent=2).encode("utf-8"))
+
+
+class Journal:
+    """The undo journal of one project."""
+
+    def __init__(self, folder: Path, root: Path) -> None:
+        self.folder = folder
+        self.root = root
+
+    @classmethod
+    def for_project(cls, root: Path, git_dir: Path | None) -> Journal:
+        if git_dir is not None:
+            return cls(git_dir / "coderefine" / "journal", root)
+        private = root / ".coderefine"
+        private.mkdir(exist_ok=True)
+        ignore = private / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("*\n", encoding="utf-8")
+        return cls(private / "journal", root)
+
+    def entries(self) -> list[Path]:
+        if not self.folder.is_dir():
+            return []
+        return sorted(p for p in self.folder.iterdir() if (p / "manifest.json").is_file())
+
+    def write(self, writes: Sequence[FileWrite]) -> str:
+        """Journal and apply ``writes``; on any failure, restore what was written and raise WriteError."""
+        entry = self._record(writes)
+        written: list[FileWrite] = []
+        try:
+            for item in writes:
+                target = self.root / item.path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(target, item.after)
+                written.append(item)
+        except BaseException as exc:
+            self._restore(written)
+            self._set_state(entry, "rolled-back")
+            if isinstance(exc, OSError):
+                raise WriteError(f"cannot write {target}: {exc.strerror}; nothing was changed") from exc
+            raise
+        self._set_state(entry, "done")
+        self._prune()
+        return entry.name
+
+    def undo(self, force: bool = False) -> UndoResult:
+        """Restore the files of the newest write that is not undone yet."""
+        for entry in reversed(self.entries()):
+            manifest = self._manifest(entry)
+            if manifest["state"] not in ("done", "pending"):
+                continue
+            restore: list[FileWrite] = []
+            for item in manifest["files"]:
+                current_path = self.root / item["path"]
+                current = current_path.read_bytes() if current_path.exists() else None
+                before = (entry / item["blob"]).read_bytes() if item["blob"] else None
+                if _sha(current) == item["before_sha"]:
+                    continue  # never written (a crash before it) or already restored
+                if _sha(current) != item["after_sha"] and not force:
+                    raise UndoError(
+                        f"{item['path']} changed since coderefine wrote it; "
+                        "undo would lose that work (use --force to restore it anyway)"
+                    )
+                restore.append(FileWrite(item["path"], current, before or b""))
+                if before is None:
+                    restore[-1] = FileWrite(item["path"], current, b"")
+            self._restore_entry(manifest, restore)
+            self._set_state(entry, "undone")
+            return UndoResult(entry.name, tuple(w.path for w in restore))
+        raise UndoError("nothing to undo: coderefine has not written any file in this project")
+
+    def _restore_entry(self, manifest: dict[str, object], restore: list[FileWrite]) -> None:
+        created = {item["path"] for item in manifest["files"] if not item["blob"]}  # type: ignore[attr-defined,index]
+        for item in restore:
+            target = self.root / item.path
+            if item.path in created:
+                target.unlink(missing_ok=True)
+            else:
+                atomic_write(target, item.after)
+
+    def _record(self, writes: Sequence[FileWrite]) -> Path:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        entry = Path(tempfile.mkdtemp(prefix=f"{stamp}-", dir=self.folder))
+        files = []
+        for index, item in enumerate(writes):
+            blob = None
+            if item.before is not None:
+                blob = f"{index}.before"
+                atomic_write(entry / blob, item.before)
+            files.append(
+                {
+                    "path": item.path,
+                    "blob": blob,
+                    "before_sha": _sha(item.before),
+                    "after_sha": _sha(item.after),
+                }
+            )
+        _write_json(entry / "manifest.json", {"state": "pending", "created": time.time(), "files": files})
+        return entry
+
+    def _manifest(self, entry: Path) -> dict[str, object]:
+        data: dict[str, object] = json.loads((entry / "manifest.json").read_text("utf-8"))
+        return data
+
+    def _set_state(self, entry: Path, state: str) -> None:
+        manifest = self._manifest(entry)
+        manifest["state"] = state
+        _write_json(entry / "manifest.json", manifest)
+
+    def _restore(self, written: Sequence[FileWrite]) -> None:
+        for item in reversed(written):
+            target = self.root / item.path
+            if item.before is None:
+                target.unlink(missing_ok=True)
+            else:
+                atomic_write(target, item.before)
+
+    def _prune(self) -> None:
+        entries = self.entries()
+        for old in entries[: max(len(entries) - KEEP_ENTRIES, 0)]:
+            for child in old.iterdir():
+                child.unlink()
+            old.rmdir()
