@@ -125,9 +125,7 @@ def _file_change(path: str, before: SourceText | None, after: SourceText, tracke
     return FileChange(path, before, after, "modified")
 
 
-def from_worktree(
-    paths: Sequence[Path], *, cwd: Path, repo: GitRepo | None, max_bytes: int
-) -> Change:
+def from_worktree(paths: Sequence[Path], *, cwd: Path, repo: GitRepo | None, max_bytes: int) -> Change:
     """The files' uncommitted change against HEAD, or the whole files when there is none."""
     if not paths:
         raise InputError("no files given; name the Python files to review")

@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import TextIO
 
 from coderefine import __version__
-from coderefine.errors import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INTERNAL, EXIT_INTERRUPTED, CoderefineError
+from coderefine.errors import (
+    EXIT_CLEAN,
+    EXIT_FINDINGS,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    CoderefineError,
+)
 
 _DESCRIPTION = """\
 Refine a Python change with a self-refine loop grounded in facts: ruff diagnostics and pytest results
@@ -38,17 +44,39 @@ exit codes: 0 clean, 1 findings remain, 2 usage or configuration error, 3 intern
 def _add_change_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="*", type=Path, metavar="FILE", help="Python files to review")
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--staged", action="store_true", help="review the staged change (default: the working tree against HEAD)")
+    source.add_argument(
+        "--staged",
+        action="store_true",
+        help="review the staged change (default: the working tree against HEAD)",
+    )
     source.add_argument("--base", metavar="REF", help="review the change since the merge base with REF")
     source.add_argument("--patch", metavar="FILE", help="review a unified diff from FILE ('-' for stdin)")
 
 
 def _add_signal_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest")
-    parser.add_argument("--python", metavar="PATH", help="the project's interpreter for pytest (default: .venv, then VIRTUAL_ENV)")
-    parser.add_argument("--test-timeout", type=float, metavar="SECONDS", help="limit for one test (default 30)")
-    parser.add_argument("--fail-on", choices=("error", "warning", "info", "never"), help="lowest severity that fails the run (default warning)")
-    parser.add_argument("--format", dest="output_format", choices=("text", "json"), default="text", help="output format")
+    parser.add_argument(
+        "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
+    )
+    parser.add_argument(
+        "--python",
+        metavar="PATH",
+        help="the project's interpreter for pytest (default: .venv, then VIRTUAL_ENV)",
+    )
+    parser.add_argument(
+        "--test-timeout", type=float, metavar="SECONDS", help="limit for one test (default 30)"
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "info", "never"),
+        help="lowest severity that fails the run (default warning)",
+    )
+    parser.add_argument(
+        "--format",
+        dest="output_format",
+        choices=("text", "json"),
+        default="text",
+        help="output format",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -98,7 +98,7 @@ def _coerce(name: str, value: object, where: str) -> object:
             raise ConfigError(f"{label} must be true or false, not {value!r}")
     elif kind is int:
         try:
-            if isinstance(value, bool) or isinstance(value, float):
+            if isinstance(value, bool | float):
                 raise ValueError
             result = int(value)  # type: ignore[call-overload]
         except (TypeError, ValueError):
@@ -167,9 +167,7 @@ def load_settings(
             continue
         name = env_key[len(ENV_PREFIX) :].lower()
         if name not in known:
-            raise _unknown_key_error(
-                env_key, "the environment", [ENV_PREFIX + k.upper() for k in known]
-            )
+            raise _unknown_key_error(env_key, "the environment", [ENV_PREFIX + k.upper() for k in known])
         values[name] = _coerce(name, raw, f"the environment ({env_key})")
         sources[name] = "environment"
 

@@ -199,23 +199,47 @@ def apply_block(text: str, block: EditBlock) -> str:
     replace = [_strip_eol(line) for line in block.replace.splitlines()]
     if not search:
         if text.strip():
-            raise EditError([EditFailure(block.index, block.path,
-                "SEARCH is empty but the file is not; quote the exact lines to replace")])
+            raise EditError(
+                [
+                    EditFailure(
+                        block.index,
+                        block.path,
+                        "SEARCH is empty but the file is not; quote the exact lines to replace",
+                    )
+                ]
+            )
         return "".join(line + newline for line in replace)
     matches = [(i, "", "") for i in _find(bare, search)] or _tolerant_matches(bare, search)
     if len(matches) > 1:
         where = ", ".join(str(m[0] + 1) for m in matches[:5])
-        raise EditError([EditFailure(block.index, block.path,
-            f"SEARCH matches {len(matches)} places (lines {where}); include more surrounding lines "
-            "so that it matches exactly one")])
+        raise EditError(
+            [
+                EditFailure(
+                    block.index,
+                    block.path,
+                    f"SEARCH matches {len(matches)} places (lines {where}); include more surrounding lines "
+                    "so that it matches exactly one",
+                )
+            ]
+        )
     if not matches:
-        raise EditError([EditFailure(block.index, block.path,
-            "SEARCH does not match the file. The closest lines in the file are:\n"
-            + closest_lines(bare, search, context=2)
-            + "\nCopy the lines to replace exactly, including indentation and comments.")])
+        raise EditError(
+            [
+                EditFailure(
+                    block.index,
+                    block.path,
+                    "SEARCH does not match the file. The closest lines in the file are:\n"
+                    + closest_lines(bare, search, context=2)
+                    + "\nCopy the lines to replace exactly, including indentation and comments.",
+                )
+            ]
+        )
     start, remove, add = matches[0]
     if remove or add:
-        replace = [add + line[len(remove):] if line.startswith(remove) and line.strip() else line for line in replace]
+        replace = [
+            add + line[len(remove) :] if line.startswith(remove) and line.strip() else line
+            for line in replace
+        ]
     end = start + len(search)
     ends_without_newline = end == len(lines) and not lines[-1].endswith(("\n", "\r"))
     new = [line + newline for line in replace]
@@ -236,8 +260,13 @@ def apply_edits(
     failures: list[EditFailure] = []
     for block in blocks:
         if block.path not in allowed:
-            failures.append(EditFailure(block.index, block.path,
-                f"names a file that is not under review; only these may change: {', '.join(allowed)}"))
+            failures.append(
+                EditFailure(
+                    block.index,
+                    block.path,
+                    f"names a file that is not under review; only these may change: {', '.join(allowed)}",
+                )
+            )
             continue
         try:
             current[block.path] = apply_block(current.get(block.path, ""), block)

@@ -16,7 +16,7 @@ from types import TracebackType
 from coderefine.change import Change
 from coderefine.config import Settings
 from coderefine.runner import Runner
-from coderefine.signals.base import Comparison, SignalSet, SourceStatus, compare
+from coderefine.signals.base import Comparison, Signal, SignalSet, SourceStatus, compare
 from coderefine.signals.pytest import (
     PytestConfig,
     PytestSignals,
@@ -47,7 +47,8 @@ def compare_change(change: Change, baseline: SignalSet, current: SignalSet) -> C
 
     def select(signals: SignalSet, keep: bool) -> SignalSet:
         chosen = tuple(
-            s for s in signals.signals
+            s
+            for s in signals.signals
             if (s.path in modified if s.source in _FILE_SOURCES else bool(modified)) == keep
         )
         return SignalSet(chosen, signals.statuses)
@@ -82,7 +83,8 @@ class Evaluator:
         self._pytest = PytestSignals(runner, config, environ)
         self._trees: dict[str, IsolatedTree] = {}
         self._pool = ThreadPoolExecutor(max_workers=4)
-        self._baseline: Future[SignalSet] | None = None
+        self._static_baseline: Future[SignalSet] | None = None
+        self._baseline_tests: dict[str, tuple[Signal, ...]] = {}
         self.tests = self._related_tests() if settings.tests else []
 
     def _related_tests(self) -> list[str]:
@@ -95,50 +97,74 @@ class Evaluator:
                     continue
         return related_tests(self._change.paths, self._files + list(self._change.paths), texts)
 
+    def _modified(self) -> bool:
+        return any(f.kind == "modified" for f in self._change.files)
+
     def baseline_texts(self) -> dict[str, str]:
         """The files under review before the change (new files are absent)."""
         return {f.path: (f.before or f.after).text for f in self._change.files if f.kind != "added"}
 
     def start_baseline(self) -> None:
-        """Begin collecting the baseline in the background (idempotent)."""
-        if self._baseline is None and any(f.kind == "modified" for f in self._change.files):
+        """Begin the baseline's file signals (ruff, syntax) in the background; idempotent and cheap."""
+        if self._static_baseline is None and self._modified():
             texts = self.baseline_texts()
-            data = {f.path: (f.before or f.after).encode() for f in self._change.files if f.kind != "added"}
-            self._baseline = self._pool.submit(self._collect, "baseline", texts, data)
+            self._static_baseline = self._pool.submit(self._static, texts)
 
-    def baseline(self) -> SignalSet:
-        if not any(f.kind == "modified" for f in self._change.files):
+    def _baseline_for(self, current: SignalSet) -> SignalSet:
+        """The baseline signals that ``current`` must be compared with.
+
+        Tests run on the baseline only for the test files that fail on the candidate: a test that
+        passes now cannot be a newly failing one, so a clean candidate costs one pytest run, not two.
+        """
+        if not self._modified():
             return SignalSet()
         self.start_baseline()
-        assert self._baseline is not None
-        return self._baseline.result()
+        assert self._static_baseline is not None
+        failing_files = sorted({_test_file(s) for s in current.signals if s.source == "pytest"})
+        missing = [f for f in failing_files if f not in self._baseline_tests]
+        if missing:
+            data = {f.path: (f.before or f.after).encode() for f in self._change.files if f.kind != "added"}
+            result = self._start_tests("baseline", data, missing).result()
+            for test_file in missing:
+                self._baseline_tests[test_file] = tuple(
+                    s for s in result.signals if _test_file(s) == test_file
+                )
+        tests = tuple(s for f in failing_files for s in self._baseline_tests.get(f, ()))
+        return SignalSet.merge([self._static_baseline.result(), SignalSet(tests)])
 
     def evaluate(self, texts: Mapping[str, str]) -> Evaluation:
         """Signals of the files under review with ``texts`` (path -> text) in place."""
         self.start_baseline()
         data = {f.path: f.after.encode(texts.get(f.path, f.after.text)) for f in self._change.files}
-        current = self._collect("candidate", dict(texts), data)
-        return Evaluation(current, compare_change(self._change, self.baseline(), current))
+        # The tree is copied and pytest started before the static checks, which are CPU-bound in
+        # this process and would otherwise hold the GIL against the copy.
+        tests = self._start_tests("candidate", data, self.tests)
+        static = self._static(dict(texts))
+        current = SignalSet.merge([static, tests.result()])
+        return Evaluation(current, compare_change(self._change, self._baseline_for(current), current))
 
-    def _collect(self, which: str, texts: dict[str, str], data: dict[str, bytes]) -> SignalSet:
+    def _static(self, texts: dict[str, str]) -> SignalSet:
         ruff = self._pool.submit(self._ruff.collect, self._change.root, texts)
-        syntax = self._pool.submit(check_syntax, texts)
-        tests = self._run_tests(which, data)
-        return SignalSet.merge([ruff.result(), syntax.result(), tests])
+        syntax = check_syntax(texts)
+        return SignalSet.merge([ruff.result(), syntax])
 
-    def _run_tests(self, which: str, data: Mapping[str, bytes]) -> SignalSet:
+    def _start_tests(self, which: str, data: Mapping[str, bytes], tests: Sequence[str]) -> Future[SignalSet]:
         if not self._settings.tests:
-            return SignalSet((), (SourceStatus("pytest", "skipped", "tests are turned off"),))
-        if not self.tests:
-            return SignalSet((), (SourceStatus("pytest", "skipped", "no tests related to the change"),))
-        tree = self._trees.get(which)
-        if tree is None:
-            added = {f.path for f in self._change.files if f.kind == "added"}
-            files = [rel for rel in self._files if which != "baseline" or rel not in added]
-            tree = self._trees[which] = IsolatedTree(self._change.root, files, data)
+            skipped = SignalSet((), (SourceStatus("pytest", "skipped", "tests are turned off"),))
+        elif not tests:
+            skipped = SignalSet((), (SourceStatus("pytest", "skipped", "no tests related to the change"),))
         else:
-            tree.write_all(data)
-        return self._pytest.collect(tree.path, self.tests)
+            tree = self._trees.get(which)
+            if tree is None:
+                added = {f.path for f in self._change.files if f.kind == "added"}
+                files = [rel for rel in self._files if which != "baseline" or rel not in added]
+                tree = self._trees[which] = IsolatedTree(self._change.root, files, data)
+            else:
+                tree.write_all(data)
+            return self._pool.submit(self._pytest.collect, tree.path, list(tests))
+        done: Future[SignalSet] = Future()
+        done.set_result(skipped)
+        return done
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -149,7 +175,14 @@ class Evaluator:
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 
+
+def _test_file(signal: Signal) -> str:
+    """The test file a pytest signal belongs to (node ids start with it)."""
+    return signal.code.removeprefix("collect:").split("::")[0]

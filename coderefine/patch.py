@@ -101,9 +101,7 @@ def parse_patch(text: str) -> list[FilePatch]:
                     i += 1
             if old_seen != old_len or new_seen != new_len:
                 raise PatchError(f"patch line {i}: hunk is shorter than its header says")
-            hunks.append(
-                Hunk(int(match.group(1)), int(match.group(3)), tuple(body), no_nl_old, no_nl_new)
-            )
+            hunks.append(Hunk(int(match.group(1)), int(match.group(3)), tuple(body), no_nl_old, no_nl_new))
         patches.append(FilePatch(old_path, new_path, tuple(hunks)))
     if not patches:
         raise PatchError("no file changes found in the patch; give a unified diff (git diff, diff -u)")

@@ -41,7 +41,12 @@ def decode_source(data: bytes, name: str) -> SourceText:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        raise InputError(f"{name}: {exc.msg}; fix the coding declaration") from exc
+        if "unknown encoding" in str(exc.msg):
+            raise InputError(f"{name}: {exc.msg}; fix the coding declaration") from exc
+        raise InputError(
+            f"{name}: not valid utf-8; save it as UTF-8 "
+            "or declare its encoding with a '# -*- coding: ... -*-' line"
+        ) from exc
     encoding = codecs.lookup(encoding).name
     if encoding == "utf-8-sig":
         encoding = "utf-8"

@@ -17,8 +17,23 @@ from types import TracebackType
 from coderefine.gitio import GitRepo
 
 _SKIP_DIRS = {
-    ".git", ".hg", ".svn", ".venv", "venv", "env", "__pycache__", "node_modules", ".tox", ".nox",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", ".coderefine", ".eggs",
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    "env",
+    "__pycache__",
+    "node_modules",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "build",
+    "dist",
+    ".coderefine",
+    ".eggs",
 }
 MAX_WALK_FILES = 20_000
 
@@ -41,7 +56,9 @@ def project_files(root: Path, repo: GitRepo | None) -> list[str]:
 class IsolatedTree:
     """A temporary copy of the project; a context manager that removes it on exit."""
 
-    def __init__(self, root: Path, files: Iterable[str], overrides: Mapping[str, bytes] | None = None) -> None:
+    def __init__(
+        self, root: Path, files: Iterable[str], overrides: Mapping[str, bytes] | None = None
+    ) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="coderefine-tree-")
         self.path = Path(self._dir.name) / root.name
         self.path.mkdir()

@@ -19,6 +19,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from coderefine.errors import UndoError, WriteError
 
@@ -133,34 +134,27 @@ class Journal:
             manifest = self._manifest(entry)
             if manifest["state"] not in ("done", "pending"):
                 continue
-            restore: list[FileWrite] = []
+            restore: list[tuple[str, bytes | None]] = []
             for item in manifest["files"]:
                 current_path = self.root / item["path"]
-                current = current_path.read_bytes() if current_path.exists() else None
-                before = (entry / item["blob"]).read_bytes() if item["blob"] else None
-                if _sha(current) == item["before_sha"]:
-                    continue  # never written (a crash before it) or already restored
-                if _sha(current) != item["after_sha"] and not force:
+                current = _sha(current_path.read_bytes()) if current_path.exists() else None
+                if current == item["before_sha"]:
+                    continue  # never written (a crash came first) or already restored
+                if current != item["after_sha"] and not force:
                     raise UndoError(
                         f"{item['path']} changed since coderefine wrote it; "
                         "undo would lose that work (use --force to restore it anyway)"
                     )
-                restore.append(FileWrite(item["path"], current, before or b""))
+                before = (entry / item["blob"]).read_bytes() if item["blob"] else None
+                restore.append((item["path"], before))
+            for path, before in restore:
                 if before is None:
-                    restore[-1] = FileWrite(item["path"], current, b"")
-            self._restore_entry(manifest, restore)
+                    (self.root / path).unlink(missing_ok=True)
+                else:
+                    atomic_write(self.root / path, before)
             self._set_state(entry, "undone")
-            return UndoResult(entry.name, tuple(w.path for w in restore))
+            return UndoResult(entry.name, tuple(path for path, _ in restore))
         raise UndoError("nothing to undo: coderefine has not written any file in this project")
-
-    def _restore_entry(self, manifest: dict[str, object], restore: list[FileWrite]) -> None:
-        created = {item["path"] for item in manifest["files"] if not item["blob"]}  # type: ignore[attr-defined,index]
-        for item in restore:
-            target = self.root / item.path
-            if item.path in created:
-                target.unlink(missing_ok=True)
-            else:
-                atomic_write(target, item.after)
 
     def _record(self, writes: Sequence[FileWrite]) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -183,8 +177,8 @@ class Journal:
         _write_json(entry / "manifest.json", {"state": "pending", "created": time.time(), "files": files})
         return entry
 
-    def _manifest(self, entry: Path) -> dict[str, object]:
-        data: dict[str, object] = json.loads((entry / "manifest.json").read_text("utf-8"))
+    def _manifest(self, entry: Path) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((entry / "manifest.json").read_text("utf-8"))
         return data
 
     def _set_state(self, entry: Path, state: str) -> None:

@@ -18,7 +18,7 @@ _CHANGE_LABEL = {
 
 
 def signal_line(signal: Signal) -> str:
-    code = signal.code if signal.source != "pytest" else "test"
+    code = signal.code
     fix = " [fixable]" if signal.fixable and signal.source == "ruff" else ""
     return f"{signal.location()}: {code} {signal.message}{fix}"
 
@@ -59,7 +59,12 @@ def render_check(result: CheckResult, fail_on: str) -> str:
         lines.append(f"warning: {missing.source} did not run cleanly: {missing.note}")
     blocking = result.blocking(fail_on)
     if blocking:
-        lines.append(f"{len(blocking)} introduced signal{'s' if len(blocking) != 1 else ''} at or above '{fail_on}'.")
+        lines.append(
+            f"{len(blocking)} introduced signal{'s' if len(blocking) != 1 else ''} at or above '{fail_on}'."
+        )
     elif not comparison.missing():
-        lines.append("Clean: the change introduced nothing" + (f" at or above '{fail_on}'." if comparison.introduced else "."))
+        lines.append(
+            "Clean: the change introduced nothing"
+            + (f" at or above '{fail_on}'." if comparison.introduced else ".")
+        )
     return "\n".join(lines) + "\n"

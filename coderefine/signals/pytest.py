@@ -22,7 +22,8 @@ from coderefine.signals.base import Signal, SignalSet, SourceStatus
 
 PLUGIN_DIR = Path(__file__).parent / "pytest_plugin"
 PLUGIN = "coderefine_pytest_report"
-_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\s+\(?([\w\s,.*]+)|import\s+([\w.,\s]+))", re.M)
+_FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]+)", re.M)
+_PLAIN = re.compile(r"^[ \t]*import[ \t]+([^\n#]+)", re.M)
 
 
 def is_test_file(path: str) -> bool:
@@ -43,15 +44,14 @@ def module_name(path: str) -> str:
 def imported_modules(source: str) -> set[str]:
     """Every module a test file may import: ``from a import b`` yields both ``a`` and ``a.b``."""
     found: set[str] = set()
-    for match in _IMPORT.finditer(source):
-        base, names, plain = match.groups()
-        if plain:
-            found.update(part.split(" as ")[0].strip() for part in plain.split(","))
-        elif base:
-            found.add(base)
-            for name in re.split(r"[\s,()]+", names or ""):
-                if name and name != "*":
-                    found.add(f"{base}.{name}")
+    for match in _PLAIN.finditer(source):
+        found.update(part.split(" as ")[0].strip() for part in match.group(1).split(","))
+    for match in _FROM.finditer(source):
+        base = match.group(1)
+        found.add(base)
+        for name in re.split(r"[\s,()]+", match.group(2)):
+            if name and name not in ("*", "as") and not name.startswith("\\"):
+                found.add(f"{base}.{name}")
     return {m for m in found if m}
 
 
@@ -73,11 +73,12 @@ def related_tests(changed: Sequence[str], project_files: Sequence[str], read: Ma
         module = module_name(path)
         for test in tests:
             name = PurePosixPath(test).name
-            if name in (f"test_{stem}.py", f"{stem}_test.py"):
-                related.add(test)
-            elif module and any(
-                imported == module or imported.startswith(module + ".")
-                for imported in imported_modules(read.get(test, ""))
+            if name in (f"test_{stem}.py", f"{stem}_test.py") or (
+                module
+                and any(
+                    imported == module or imported.startswith(module + ".")
+                    for imported in imported_modules(read.get(test, ""))
+                )
             ):
                 related.add(test)
     return sorted(related)
@@ -184,8 +185,16 @@ def _signals(events: list[dict[str, object]], *, hung: bool, timeout: float = 0.
             last = [line for line in text.splitlines() if line.startswith("E ")]
             message = last[-1][1:].strip() if last else _first_line(text) or "cannot be collected"
             signals.append(
-                Signal("pytest", nodeid, 1, 1, f"collect:{nodeid}", f"collection error: {message}",
-                       "error", detail=text)
+                Signal(
+                    "pytest",
+                    nodeid,
+                    1,
+                    1,
+                    f"collect:{nodeid}",
+                    f"collection error: {message}",
+                    "error",
+                    detail=text,
+                )
             )
         elif kind == "result":
             finished.add(nodeid)
@@ -195,8 +204,16 @@ def _signals(events: list[dict[str, object]], *, hung: bool, timeout: float = 0.
             phase = "" if event.get("when") == "call" else f" (in {event.get('when')})"
             message = _first_line(event.get("message")) or "failed"
             signals.append(
-                Signal("pytest", str(event.get("file", "")), line, line, nodeid,
-                       f"test failed{phase}: {message}", "error", detail=str(event.get("text", "")))
+                Signal(
+                    "pytest",
+                    str(event.get("file", "")),
+                    line,
+                    line,
+                    nodeid,
+                    f"test failed{phase}: {message}",
+                    "error",
+                    detail=str(event.get("text", "")),
+                )
             )
     if hung:
         for event in started:
@@ -205,7 +222,15 @@ def _signals(events: list[dict[str, object]], *, hung: bool, timeout: float = 0.
                 line = int(str(event.get("line") or 0)) + 1
                 why = f"did not finish within {timeout:g}s" if timeout else "crashed the test process"
                 signals.append(
-                    Signal("pytest", str(event.get("file", "")), line, line, nodeid, f"test {why}", "error")
+                    Signal(
+                        "pytest",
+                        str(event.get("file", "")),
+                        line,
+                        line,
+                        nodeid,
+                        f"test {why}",
+                        "error",
+                    )
                 )
     return signals
 

@@ -6,7 +6,6 @@ named default selection, because ruff's own default rule set changes between rel
 
 from __future__ import annotations
 
-import difflib
 import json
 import shutil
 import sys
@@ -14,7 +13,8 @@ import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from coderefine.errors import ToolError
+from coderefine.errors import PatchError, ToolError
+from coderefine.patch import parse_patch
 from coderefine.runner import Runner
 from coderefine.signals.base import Severity, Signal, SignalSet, SourceStatus, anchor_of
 
@@ -24,18 +24,21 @@ RUFF_TIMEOUT = 60.0
 
 
 def find_ruff() -> str | None:
-    """The ruff binary of the installed ruff package, else the one beside Python, else PATH."""
+    """The ruff binary of the installed ruff package, else PATH's.
+
+    The scripts folder beside the running interpreter is looked at first: it is where the ruff
+    package puts its binary in a virtual environment, and asking the package itself costs 100 ms of
+    sysconfig import. ``find_ruff_bin`` fails on some Python builds (sysconfig has no EXE).
+    """
+    beside = Path(sys.executable).parent / ("ruff.exe" if sys.platform == "win32" else "ruff")
+    if beside.is_file():
+        return str(beside)
     try:
-        from ruff.__main__ import find_ruff_bin
+        from ruff.__main__ import find_ruff_bin  # type: ignore[import-untyped]
 
         return str(find_ruff_bin())
     except (ImportError, FileNotFoundError, OSError, TypeError, AttributeError):
-        # find_ruff_bin fails on Python builds whose sysconfig has no EXE.
-        pass
-    beside = Path(sys.executable).parent / "ruff"
-    if beside.is_file():
-        return str(beside)
-    return shutil.which("ruff")
+        return shutil.which("ruff")
 
 
 def has_ruff_config(root: Path, rel: str) -> bool:
@@ -97,33 +100,50 @@ def parse_check_output(path: str, text: str, output: str) -> list[Signal]:
     return signals
 
 
-def format_signals(path: str, text: str, formatted: str) -> list[Signal]:
-    """One signal per block of lines that ruff format would rewrite."""
-    old, new = text.splitlines(), formatted.splitlines()
-    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+def format_signals(path: str, text: str, diff: str) -> list[Signal]:
+    """One signal per run of lines that ``ruff format --diff`` would rewrite."""
+    if not diff.strip():
+        return []
+    lines = text.splitlines()
     signals: list[Signal] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        first = i1 + 1
-        last = max(i2, first)
-        proposed = "\n".join(new[j1:j2])
-        signals.append(
-            Signal(
-                source="format",
-                path=path,
-                line=first,
-                end_line=last,
-                code="format",
-                message=f"ruff format would rewrite line{'s' if last > first else ''} {first}"
-                + (f"-{last}" if last > first else ""),
-                severity="info",
-                fixable=True,
-                detail=proposed,
-                anchor=anchor_of(old, first),
-            )
-        )
+    for file_patch in parse_patch(diff):
+        for hunk in file_patch.hunks:
+            old_line = hunk.old_start
+            run_start: int | None = None
+            removed = 0
+            added: list[str] = []
+            for tag, content in (*hunk.lines, (" ", "")):
+                if tag == " ":
+                    if run_start is not None:
+                        first, last = run_start, max(run_start + removed - 1, run_start)
+                        signals.append(_format_signal(path, lines, first, last, added))
+                        run_start, removed, added = None, 0, []
+                    old_line += 1
+                    continue
+                if run_start is None:
+                    run_start = old_line
+                if tag == "-":
+                    removed += 1
+                    old_line += 1
+                else:
+                    added.append(content)
     return signals
+
+
+def _format_signal(path: str, lines: list[str], first: int, last: int, added: list[str]) -> Signal:
+    span = f"lines {first}-{last}" if last > first else f"line {first}"
+    return Signal(
+        source="format",
+        path=path,
+        line=first,
+        end_line=last,
+        code="format",
+        message=f"ruff format would rewrite {span}",
+        severity="info",
+        fixable=True,
+        detail="\n".join(added),
+        anchor=anchor_of(lines, first),
+    )
 
 
 class RuffSignals:
@@ -170,13 +190,13 @@ class RuffSignals:
         except (ToolError, json.JSONDecodeError, KeyError) as exc:
             notes.append(f"ruff check failed on {path}: {exc}")
         if self._with_format:
-            fmt = [binary, "format", *_config_args(root, path, self._select, check=False)]
+            fmt = [binary, "format", "--diff", *_config_args(root, path, self._select, check=False)]
             fmt += ["--stdin-filename", path, "-"]
             try:
                 done = self._runner.run(fmt, cwd=root, timeout=RUFF_TIMEOUT, stdin=text)
-                # A file ruff cannot parse has no format verdict; the syntax source reports it.
-                if done.code == 0:
+                # Exit 2: ruff cannot parse the file; it has no format verdict, the syntax source reports it.
+                if done.code in (0, 1):
                     signals.extend(format_signals(path, text, done.out))
-            except ToolError:
+            except (ToolError, PatchError):
                 pass
         return signals, notes

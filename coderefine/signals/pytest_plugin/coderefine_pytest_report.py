@@ -39,7 +39,11 @@ def _on_alarm(signum: int, frame: object) -> None:
 
 
 def _timed() -> bool:
-    return bool(_TIMEOUT) and hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
+    return (
+        bool(_TIMEOUT)
+        and hasattr(signal, "SIGALRM")
+        and threading.current_thread() is threading.main_thread()
+    )
 
 
 @pytest.hookimpl(hookwrapper=True)

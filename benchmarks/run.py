@@ -1,0 +1,194 @@
+"""coderefine's performance benchmarks: one command prints a table of medians.
+
+    python benchmarks/run.py            # every benchmark
+    python benchmarks/run.py --quick    # fewer repetitions
+    python benchmarks/run.py startup gate check
+
+Figures are medians of several runs on this machine (noted in the header). Targets come from the
+project's issues; a figure over its target is marked, but the script never fails on timing: these
+machines are noisy, and a benchmark is a measurement, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from benchmarks.fixtures import make_project  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    value: float
+    unit: str
+    target: str = ""
+    ok: bool | None = None
+    note: str = ""
+
+
+def median_of(runs: int, action: Callable[[], object]) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def coderefine_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "coderefine", *args]
+
+
+def bench_startup(runs: int) -> list[Row]:
+    rows = []
+    for args in (("--version",), ("--help",)):
+        seconds = median_of(
+            runs, lambda a=args: subprocess.run(coderefine_cmd(*a), capture_output=True, check=True)
+        )  # type: ignore[misc]
+        rows.append(Row(f"coderefine {' '.join(args)}", seconds * 1000, "ms", "< 100 ms", seconds < 0.1))
+    bare = median_of(runs, lambda: subprocess.run([sys.executable, "-c", "pass"], check=True))
+    rows.append(Row("python -c pass (for scale)", bare * 1000, "ms"))
+    return rows
+
+
+def bench_gate(runs: int) -> list[Row]:
+    from coderefine.gate import run_gate
+
+    with tempfile.TemporaryDirectory() as scratch:
+        root = make_project(Path(scratch), functions=222, tests=50)
+        before = (root / "pkg" / "big.py").read_text()
+        after = before.replace("return value + 1", "return value + 2", 1)
+        run_gate({"pkg/big.py": after}, {"pkg/big.py": before}, root=root, allowed=["pkg/big.py"])  # warm
+        seconds = median_of(
+            runs,
+            lambda: run_gate(
+                {"pkg/big.py": after}, {"pkg/big.py": before}, root=root, allowed=["pkg/big.py"]
+            ),
+        )
+        lines = before.count("\n")
+    return [Row(f"gate on a {lines}-line module", seconds * 1000, "ms", "< 300 ms", seconds < 0.3)]
+
+
+def bench_check(runs: int) -> list[Row]:
+    from coderefine.signals.ruff import find_ruff
+
+    ruff = find_ruff() or "ruff"
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        root = make_project(Path(scratch), functions=222, tests=50)
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+
+        def ruff_alone() -> None:
+            text = (root / "pkg/big.py").read_text()
+            for sub in (
+                ["check", "--output-format", "json", "--isolated", "--exit-zero"],
+                ["format", "--isolated"],
+            ):
+                subprocess.run(
+                    [ruff, *sub, "--stdin-filename", "pkg/big.py", "-"],
+                    input=text,
+                    text=True,
+                    capture_output=True,
+                    cwd=root,
+                )
+
+        def pytest_alone() -> None:
+            subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_big.py"],
+                cwd=root,
+                capture_output=True,
+                env=env,
+            )
+
+        def check() -> None:
+            subprocess.run(coderefine_cmd("check", "pkg/big.py"), cwd=root, capture_output=True, env=env)
+
+        t_ruff = median_of(runs, ruff_alone)
+        t_pytest = median_of(runs, pytest_alone)
+        t_whole = median_of(runs, check)
+        big = root / "pkg/big.py"
+        # A change that keeps the tests green: the usual case, which needs no baseline test run.
+        big.write_text(big.read_text().replace("scale the value", "scale the given value", 1))
+        t_modified = median_of(runs, check)
+        floor = max(t_ruff, t_pytest)
+        rows.append(Row("ruff check + format alone (2,000 lines)", t_ruff * 1000, "ms"))
+        rows.append(Row("pytest alone (50 tests)", t_pytest * 1000, "ms"))
+        over = t_whole - floor
+        rows.append(Row("check, whole file (one pytest run)", t_whole * 1000, "ms"))
+        rows.append(Row("  overhead beyond max(ruff, pytest)", over * 1000, "ms", "<= 150 ms", over <= 0.15))
+        over = t_modified - floor
+        rows.append(Row("check, modified file, tests pass", t_modified * 1000, "ms"))
+        rows.append(Row("  overhead beyond max(ruff, pytest)", over * 1000, "ms", "<= 150 ms", over <= 0.15))
+        big.write_text(big.read_text().replace("return value + 1", "return value + 3", 1))
+        t_failing = median_of(runs, check)
+        rows.append(
+            Row(
+                "check, modified file, a test fails",
+                t_failing * 1000,
+                "ms",
+                "",
+                None,
+                "adds a baseline run of the failing test file",
+            )
+        )
+    return rows
+
+
+BENCHMARKS: dict[str, Callable[[int], list[Row]]] = {
+    "startup": bench_startup,
+    "gate": bench_gate,
+    "check": bench_check,
+}
+
+
+def render(rows: list[Row]) -> str:
+    width = max(len(r.name) for r in rows) + 2
+    out = [f"{'benchmark':<{width}} {'median':>10}  {'target':<10} verdict"]
+    for r in rows:
+        verdict = "" if r.ok is None else ("ok" if r.ok else "OVER")
+        note = f"  ({r.note})" if r.note else ""
+        out.append(f"{r.name:<{width}} {r.value:>8.1f} {r.unit:<2} {r.target:<10} {verdict}{note}")
+    return "\n".join(out)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("names", nargs="*", help=f"benchmarks to run: {', '.join(BENCHMARKS)} (default: all)")
+    parser.add_argument("--quick", action="store_true", help="3 runs each instead of 7")
+    args = parser.parse_args()
+    runs = 3 if args.quick else 7
+    unknown = [n for n in args.names if n not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark {unknown[0]!r}; choose from {', '.join(BENCHMARKS)}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{platform.system()} {platform.release()}; medians of {runs} runs"
+    )
+    if shutil.which("git") is None:
+        print("git is required")
+        return 2
+    rows: list[Row] = []
+    for name in args.names or BENCHMARKS:
+        rows.extend(BENCHMARKS[name](runs))
+    print(render(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coderefine.runner import SubprocessRunner
+from coderefine.signals.pytest import (
+    PytestConfig,
+    PytestSignals,
+    find_interpreter,
+    imported_modules,
+    module_name,
+    related_tests,
+)
+from tests.conftest import write_files
+
+
+def run(
+    tree: Path,
+    tests: list[str],
+    *,
+    python: str = sys.executable,
+    test_timeout: float = 10,
+    run_timeout: float = 60,
+):
+    config = PytestConfig(python, ("{python}", "-m", "pytest"), test_timeout, run_timeout)
+    return PytestSignals(SubprocessRunner(), config, {"PATH": "/usr/bin:/bin"}).collect(tree, tests)
+
+
+def test_module_names() -> None:
+    assert module_name("pkg/mod.py") == "pkg.mod"
+    assert module_name("src/pkg/mod.py") == "pkg.mod"
+    assert module_name("pkg/__init__.py") == "pkg"
+
+
+def test_imported_modules() -> None:
+    source = "import a.b, c as d\nfrom pkg import (mod, other)\nfrom x.y import *\n"
+    assert {"a.b", "c", "pkg", "pkg.mod", "pkg.other", "x.y"} <= imported_modules(source)
+
+
+def test_related_tests_by_name_by_import_and_conftest() -> None:
+    files = [
+        "pkg/mod.py",
+        "tests/test_mod.py",
+        "tests/test_uses.py",
+        "tests/test_unrelated.py",
+        "tests/sub/test_deep.py",
+    ]
+    texts = {
+        "tests/test_mod.py": "",
+        "tests/test_uses.py": "from pkg.mod import add\n",
+        "tests/test_unrelated.py": "import json\n",
+        "tests/sub/test_deep.py": "",
+    }
+    assert related_tests(["pkg/mod.py"], files, texts) == [
+        "tests/test_mod.py",
+        "tests/test_uses.py",
+    ]
+    assert related_tests(["tests/sub/conftest.py"], files, texts) == ["tests/sub/test_deep.py"]
+    assert related_tests(["tests/test_unrelated.py"], files, texts) == ["tests/test_unrelated.py"]
+
+
+def test_failures_become_signals_with_node_ids(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "m.py": "def add(a, b):\n    return a - b\n",
+            "test_m.py": "from m import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_ok():\n    assert True\n",
+        },
+    )
+    result = run(tmp_path, ["test_m.py"])
+    [signal] = result.signals
+    assert signal.code == "test_m.py::test_add"
+    assert signal.line == 4
+    assert "assert -1 == 3" in signal.message
+    assert "test_add" in signal.detail
+    assert result.statuses[0].state == "ok"
+    assert not (tmp_path / ".pytest_cache").exists()
+
+
+def test_per_test_timeout_fails_only_the_slow_test(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "test_slow.py": "import time\n\n\ndef test_slow():\n    time.sleep(30)\n\n\ndef test_fast():\n    assert True\n",
+        },
+    )
+    result = run(tmp_path, ["test_slow.py"], test_timeout=0.5)
+    [signal] = result.signals
+    assert signal.code == "test_slow.py::test_slow"
+    assert "longer than 0.5s" in signal.message
+    assert result.statuses[0].state == "ok"
+
+
+def test_a_run_that_hangs_is_stopped_and_reported(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "test_hang.py": (
+                "import signal, time\n\n\ndef test_done():\n    assert True\n\n\n"
+                "def test_hang():\n    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n    time.sleep(60)\n"
+            ),
+        },
+    )
+    result = run(tmp_path, ["test_hang.py"], test_timeout=0.5, run_timeout=4)
+    assert result.statuses[0].state == "timeout"
+    assert [s.code for s in result.signals] == ["test_hang.py::test_hang"]
+    assert "did not finish" in result.signals[0].message
+
+
+def test_a_test_that_kills_its_process(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "test_kill.py": "import os, signal\n\n\ndef test_kill():\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+        },
+    )
+    result = run(tmp_path, ["test_kill.py"])
+    assert result.statuses[0].state == "unavailable"
+    assert "code -9" in result.statuses[0].note
+    assert [s.code for s in result.signals] == ["test_kill.py::test_kill"]
+
+
+def test_collection_error_is_a_signal(tmp_path: Path) -> None:
+    write_files(tmp_path, {"test_broken.py": "import no_such_module_here\n\n\ndef test_x():\n    pass\n"})
+    result = run(tmp_path, ["test_broken.py"])
+    [signal] = result.signals
+    assert signal.code == "collect:test_broken.py"
+    assert "no_such_module_here" in signal.message
+
+
+def test_missing_interpreter_is_unavailable(tmp_path: Path) -> None:
+    write_files(tmp_path, {"test_a.py": "def test_a():\n    pass\n"})
+    result = run(tmp_path, ["test_a.py"], python=str(tmp_path / "no" / "python"))
+    assert result.statuses[0].state == "unavailable"
+    assert "test-command" in result.statuses[0].note
+
+
+def test_interpreter_without_pytest_is_unavailable(tmp_path: Path) -> None:
+    venv = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    write_files(tmp_path, {"test_a.py": "def test_a():\n    pass\n"})
+    result = run(tmp_path, ["test_a.py"], python=str(venv / "bin" / "python"))
+    assert result.statuses[0].state == "unavailable"
+    assert "pytest is not installed" in result.statuses[0].note
+
+
+def test_no_related_tests_is_skipped_not_clean(tmp_path: Path) -> None:
+    result = run(tmp_path, [])
+    assert result.statuses[0].state == "skipped"
+
+
+def test_find_interpreter_order(tmp_path: Path) -> None:
+    assert find_interpreter(tmp_path, "", {}) == sys.executable
+    venv_python = tmp_path / "venv-env" / "bin" / "python"
+    venv_python.parent.mkdir(parents=True)
+    venv_python.write_text("")
+    assert find_interpreter(tmp_path, "", {"VIRTUAL_ENV": str(tmp_path / "venv-env")}) == str(venv_python)
+    local = tmp_path / ".venv" / "bin" / "python"
+    local.parent.mkdir(parents=True)
+    local.write_text("")
+    assert find_interpreter(tmp_path, "", {"VIRTUAL_ENV": str(tmp_path / "venv-env")}) == str(local)
+    assert find_interpreter(tmp_path, "/opt/py/bin/python", {}) == "/opt/py/bin/python"
+
+
+@pytest.mark.parametrize("code", [0, 1])
+def test_plain_exit_codes_are_ok(tmp_path: Path, code: int) -> None:
+    body = "def test_a():\n    assert True\n" if code == 0 else "def test_a():\n    assert False\n"
+    write_files(tmp_path, {"test_a.py": body})
+    result = run(tmp_path, ["test_a.py"])
+    assert result.statuses[0].state == "ok"
+    assert len(result.signals) == code

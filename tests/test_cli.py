@@ -1,0 +1,162 @@
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coderefine.cli import main
+from tests.conftest import SMALL_PROJECT, RepoFactory, git, write_files
+
+
+def run(argv: list[str], stdin: str = "") -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(argv, out=out, stdin=io.StringIO(stdin))
+    return code, out.getvalue()
+
+
+def test_version_and_help_without_heavy_imports() -> None:
+    probe = (
+        "import sys, io\n"
+        "from coderefine.cli import main\n"
+        "for argv in (['--version'], ['--help'], ['check', '--help']):\n"
+        "    try:\n        main(argv, out=io.StringIO())\n    except SystemExit:\n        pass\n"
+        "heavy = [m for m in ('libcst', 'git', 'anthropic', 'httpx2') if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_version_through_the_module() -> None:
+    done = subprocess.run([sys.executable, "-m", "coderefine", "--version"], capture_output=True, text=True)
+    assert done.returncode == 0
+    assert done.stdout.startswith("coderefine ")
+
+
+def test_check_clean_change_exits_zero(make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_repo(SMALL_PROJECT)
+    write_files(root, {"pkg/mod.py": SMALL_PROJECT["pkg/mod.py"] + "\n\ndef sub(a, b):\n    return a - b\n"})
+    monkeypatch.chdir(root)
+    code, out = run(["check", "pkg/mod.py"])
+    assert code == 0, out
+    assert "Clean" in out
+    assert "pytest ok" in out
+
+
+def test_check_reports_what_the_change_introduced(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old_debt = "import sys\n"
+    root = make_repo({**SMALL_PROJECT, "pkg/mod.py": old_debt + str(SMALL_PROJECT["pkg/mod.py"])})
+    write_files(
+        root,
+        {"pkg/mod.py": old_debt + "import os\n" + str(SMALL_PROJECT["pkg/mod.py"]).replace("a + b", "a - b")},
+    )
+    monkeypatch.chdir(root)
+    code, out = run(["check", "pkg/mod.py", "--format", "json"])
+    data = json.loads(out)
+    assert code == 1
+    introduced = {(s["source"], s["code"]) for s in data["introduced"]}
+    assert ("ruff", "F401") in introduced
+    assert ("pytest", "tests/test_mod.py::test_add") in introduced
+    assert [s["anchor"] for s in data["existing"]] == ["import sys"]
+    assert data["tests"] == ["tests/test_mod.py"]
+    assert data["failed"] is True
+
+
+def test_check_staged(make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_repo(SMALL_PROJECT)
+    write_files(root, {"pkg/mod.py": "import os\n" + str(SMALL_PROJECT["pkg/mod.py"])})
+    git(root, "add", "pkg/mod.py")
+    write_files(root, {"pkg/mod.py": str(SMALL_PROJECT["pkg/mod.py"])})  # unstaged: the fix
+    monkeypatch.chdir(root)
+    code, out = run(["check", "--staged", "--no-tests"])
+    assert code == 1
+    assert "F401" in out
+
+
+def test_check_patch_from_stdin(make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_repo(SMALL_PROJECT)
+    monkeypatch.chdir(root)
+    diff = "--- a/pkg/mod.py\n+++ b/pkg/mod.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a + b\n+    return a - b\n"
+    code, out = run(["check", "--patch", "-"], stdin=diff)
+    assert code == 1
+    assert "tests/test_mod.py::test_add" in out
+    assert (root / "pkg/mod.py").read_text() == SMALL_PROJECT["pkg/mod.py"]
+
+
+def test_check_outside_git_reviews_whole_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_files(tmp_path, {"m.py": "import os\n"})
+    monkeypatch.chdir(tmp_path)
+    code, out = run(["check", "m.py"])
+    assert code == 1
+    assert "whole files (no git)" in out
+
+
+def test_check_syntax_error_is_a_signal_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_files(tmp_path, {"m.py": "def f(:\n"})
+    monkeypatch.chdir(tmp_path)
+    code, out = run(["check", "m.py"])
+    assert code == 1
+    assert "m.py:1" in out and "syntax-error" in out
+
+
+def test_fail_on_never_and_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_files(tmp_path, {"m.py": "import os\n"})
+    monkeypatch.chdir(tmp_path)
+    assert run(["check", "m.py", "--fail-on", "never"])[0] == 0
+    assert run(["check", "m.py", "--fail-on", "error"])[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["check"], "name the files"),
+        (["check", "missing.py"], "no such file"),
+        (["check", "--base", "main", "x.py"], "needs a git repository"),
+        (["check", "--patch", "nope.diff"], "cannot read the patch"),
+    ],
+)
+def test_usage_errors_exit_two_with_a_message(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    message: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert run(argv)[0] == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bad_config_exits_two(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_files(tmp_path, {"pyproject.toml": "[tool.coderefine]\nbogus = 1\n", "m.py": "x = 1\n"})
+    monkeypatch.chdir(tmp_path)
+    assert run(["check", "m.py"])[0] == 2
+    assert "unknown setting 'bogus'" in capsys.readouterr().err
+
+
+def test_undo_with_nothing_to_undo(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_repo(SMALL_PROJECT)
+    monkeypatch.chdir(root)
+    assert run(["undo"])[0] == 2
+    assert "nothing to undo" in capsys.readouterr().err
+
+
+def test_internal_errors_exit_three(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from coderefine import cli
+
+    def boom(*args: object) -> int:
+        raise RuntimeError("bug")
+
+    monkeypatch.setitem(cli._COMMANDS, "undo", boom)
+    assert run(["undo"])[0] == 3
+    assert "internal error" in capsys.readouterr().err

@@ -1,0 +1,90 @@
+from pathlib import Path
+
+import pytest
+
+from coderefine.config import DEFAULT_RUFF_SELECT, Settings, load_settings
+from coderefine.errors import ConfigError
+
+
+def write_pyproject(root: Path, body: str) -> None:
+    (root / "pyproject.toml").write_text(body, encoding="utf-8")
+
+
+def test_defaults_without_pyproject(tmp_path: Path) -> None:
+    settings = load_settings(tmp_path, {})
+    assert settings == Settings()
+    assert settings.ruff_select == DEFAULT_RUFF_SELECT
+    assert settings.rounds == 3
+
+
+def test_precedence_flags_over_environment_over_pyproject(tmp_path: Path) -> None:
+    write_pyproject(tmp_path, "[tool.coderefine]\nrounds = 2\ntest-timeout = 5\nmodel = 'from-file'\n")
+    env = {"CODEREFINE_ROUNDS": "4", "CODEREFINE_MODEL": "from-env"}
+    settings = load_settings(tmp_path, env, {"rounds": 5})
+    assert settings.rounds == 5
+    assert settings.model == "from-env"
+    assert settings.test_timeout == 5.0
+    assert settings.sources == {
+        "rounds": "command line",
+        "model": "environment",
+        "test_timeout": "pyproject.toml",
+    }
+
+
+def test_unknown_pyproject_key_names_it_and_suggests(tmp_path: Path) -> None:
+    write_pyproject(tmp_path, "[tool.coderefine]\nround = 2\n")
+    with pytest.raises(ConfigError, match=r"unknown setting 'round'.*Did you mean 'rounds'"):
+        load_settings(tmp_path, {})
+
+
+def test_snake_case_in_toml_is_refused(tmp_path: Path) -> None:
+    write_pyproject(tmp_path, "[tool.coderefine]\ntest_timeout = 2\n")
+    with pytest.raises(ConfigError, match="test_timeout"):
+        load_settings(tmp_path, {})
+
+
+def test_unknown_environment_variable_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="CODEREFINE_ROUNDZ"):
+        load_settings(tmp_path, {"CODEREFINE_ROUNDZ": "2"})
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("rounds = 'three'", "whole number"),
+        ("rounds = 0", "at least 1"),
+        ("tests = 'maybe'", "true or false"),
+        ("fail-on = 'sometimes'", "one of"),
+        ("ruff-select = 3", "list of strings"),
+    ],
+)
+def test_bad_values_are_explained(tmp_path: Path, body: str, message: str) -> None:
+    write_pyproject(tmp_path, f"[tool.coderefine]\n{body}\n")
+    with pytest.raises(ConfigError, match=message):
+        load_settings(tmp_path, {})
+
+
+def test_environment_values_are_parsed(tmp_path: Path) -> None:
+    settings = load_settings(
+        tmp_path,
+        {
+            "CODEREFINE_TESTS": "false",
+            "CODEREFINE_RUFF_SELECT": "E,F, B",
+            "CODEREFINE_MAX_COST": "0.5",
+        },
+    )
+    assert settings.tests is False
+    assert settings.ruff_select == ("E", "F", "B")
+    assert settings.max_cost == 0.5
+
+
+def test_invalid_toml_is_a_config_error(tmp_path: Path) -> None:
+    write_pyproject(tmp_path, "[tool.coderefine\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_settings(tmp_path, {})
+
+
+def test_settings_are_frozen() -> None:
+    settings = Settings()
+    with pytest.raises(AttributeError):
+        settings.rounds = 9  # type: ignore[misc]

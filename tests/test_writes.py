@@ -1,0 +1,87 @@
+import os
+from pathlib import Path
+
+import pytest
+
+from coderefine.errors import UndoError, WriteError
+from coderefine.writes import FileWrite, Journal, atomic_write
+
+
+def test_atomic_write_keeps_mode_and_leaves_no_temp_files(tmp_path: Path) -> None:
+    target = tmp_path / "run.py"
+    target.write_bytes(b"old")
+    target.chmod(0o751)
+    atomic_write(target, b"new")
+    assert target.read_bytes() == b"new"
+    assert target.stat().st_mode & 0o777 == 0o751
+    assert [p.name for p in tmp_path.iterdir()] == ["run.py"]
+
+
+def test_write_then_undo_restores_exact_bytes(tmp_path: Path) -> None:
+    old = b"x = 1\r\n\xef\xbb\xbf"
+    (tmp_path / "m.py").write_bytes(old)
+    journal = Journal(tmp_path / ".git" / "coderefine" / "journal", tmp_path)
+    journal.write([FileWrite("m.py", old, b"x = 2\n"), FileWrite("new.py", None, b"y = 1\n")])
+    assert (tmp_path / "m.py").read_bytes() == b"x = 2\n"
+    result = journal.undo()
+    assert set(result.restored) == {"m.py", "new.py"}
+    assert (tmp_path / "m.py").read_bytes() == old
+    assert not (tmp_path / "new.py").exists()
+    with pytest.raises(UndoError, match="nothing to undo"):
+        journal.undo()
+
+
+def test_undo_refuses_when_the_file_changed_since(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_bytes(b"a")
+    journal = Journal(tmp_path / "j", tmp_path)
+    journal.write([FileWrite("m.py", b"a", b"b")])
+    (tmp_path / "m.py").write_bytes(b"user edit")
+    with pytest.raises(UndoError, match="changed since"):
+        journal.undo()
+    assert journal.undo(force=True).restored == ("m.py",)
+    assert (tmp_path / "m.py").read_bytes() == b"a"
+
+
+def test_failed_write_rolls_back_when_replace_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.py").write_bytes(b"a")
+    (tmp_path / "b.py").write_bytes(b"b")
+    journal = Journal(tmp_path / "j", tmp_path)
+    real_replace = os.replace
+
+    def flaky_replace(src: str, dst: str) -> None:
+        if str(dst).endswith("b.py"):
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", flaky_replace)
+    with pytest.raises(WriteError, match="No space left"):
+        journal.write([FileWrite("a.py", b"a", b"A"), FileWrite("b.py", b"b", b"B")])
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert (tmp_path / "a.py").read_bytes() == b"a"
+    assert (tmp_path / "b.py").read_bytes() == b"b"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "b.py", "j"]
+
+
+def test_pending_entry_from_a_crash_can_be_undone(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_bytes(b"a")
+    (tmp_path / "b.py").write_bytes(b"b")
+    journal = Journal(tmp_path / "j", tmp_path)
+    entry = journal._record([FileWrite("a.py", b"a", b"A"), FileWrite("b.py", b"b", b"B")])
+    atomic_write(tmp_path / "a.py", b"A")  # the crash came before b.py was written
+    assert journal.undo().restored == ("a.py",)
+    assert (tmp_path / "a.py").read_bytes() == b"a"
+    assert entry.exists()
+
+
+def test_journal_is_bounded(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_bytes(b"0")
+    journal = Journal(tmp_path / "j", tmp_path)
+    for n in range(25):
+        journal.write([FileWrite("m.py", str(n).encode(), str(n + 1).encode())])
+    assert len(journal.entries()) == 20
+
+
+def test_outside_git_the_journal_is_ignored_by_git(tmp_path: Path) -> None:
+    journal = Journal.for_project(tmp_path, None)
+    assert journal.folder == tmp_path / ".coderefine" / "journal"
+    assert (tmp_path / ".coderefine" / ".gitignore").read_text() == "*\n"
