@@ -251,3 +251,16 @@ def load_change(
     if staged:
         return from_staged(paths, cwd=cwd, repo=repo, max_bytes=max_bytes)
     return from_worktree(paths, cwd=cwd, repo=repo, max_bytes=max_bytes)
+
+
+def draft_change(path: Path, *, cwd: Path, repo: GitRepo | None, max_bytes: int) -> Change:
+    """A change for ``coderefine draft``: the file as it is, or a new empty file."""
+    absolute = Path(os.path.normpath(cwd / path))
+    if absolute.exists():
+        return from_worktree([path], cwd=cwd, repo=repo, max_bytes=max_bytes)
+    _require_python(str(path))
+    if not absolute.parent.is_dir():
+        raise InputError(f"{path}: its folder does not exist; create it first")
+    root = project_root(absolute.parent, repo)
+    rel = relative_path(path, root, cwd)
+    return Change(root=root, files=(FileChange(rel, None, SourceText(""), "added"),), source="files")

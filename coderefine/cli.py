@@ -12,7 +12,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from coderefine import __version__
 from coderefine.errors import (
@@ -34,6 +34,8 @@ examples:
   coderefine check --staged               signals of what is staged for commit
   coderefine check --base origin/main     signals of this branch since it left main
   git diff | coderefine check --patch -   signals of a patch
+  coderefine fix app.py -m "handle empty input"   refine a change with the model and write it
+  coderefine draft new.py --intent "parse ISO dates"   write new code, then refine it
   coderefine undo                         restore the files of the last write
 
 exit codes: 0 clean, 1 findings remain, 2 usage or configuration error, 3 internal error,
@@ -79,6 +81,21 @@ def _add_signal_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_model_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-m", "--intent", metavar="TEXT", help="what the change is meant to do")
+    parser.add_argument("--model", metavar="NAME", help="model name, or replay:FILE to replay a recorded run")
+    parser.add_argument("--rounds", type=int, metavar="N", help="most critique/revise rounds (default 3)")
+    parser.add_argument("--record", metavar="FILE", help="record every model request and reply as JSON lines")
+    parser.add_argument(
+        "--diff", "--dry-run", dest="dry_run", action="store_true", help="show the patch; write nothing"
+    )
+    parser.add_argument(
+        "--exit-non-zero-on-fix",
+        action="store_true",
+        help="exit 1 when files were changed, as pre-commit expects",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coderefine",
@@ -100,6 +117,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_change_options(check)
     _add_signal_options(check)
+
+    fix = commands.add_parser(
+        "fix",
+        help="refine a change with the model: critique, revise, gate, and write the accepted result",
+        description="Refine the uncommitted change of FILEs (or the whole files when they have none) "
+        "against the intent: the critic reviews it with the signals, the reviser answers with edit "
+        "blocks, every candidate must pass the libcst + compile() gate and may not make any signal "
+        "worse. The best candidate is written atomically; 'coderefine undo' restores the files.",
+        epilog="examples:\n  coderefine fix app.py -m 'handle an empty list'\n"
+        "  coderefine fix app.py --dry-run          show the patch, write nothing\n"
+        "  coderefine fix app.py --model replay:run.jsonl   reproduce a recorded run",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_change_options(fix)
+    _add_model_options(fix)
+    _add_signal_options(fix)
+
+    draft = commands.add_parser(
+        "draft",
+        help="write new code from an intent with the model, then refine it like fix",
+        description="The author writes the change the intent asks for into FILE (which may not exist "
+        "yet); then it is refined and written like 'coderefine fix'.",
+    )
+    draft.add_argument("file", type=Path, metavar="FILE", help="the Python file to write or extend")
+    _add_model_options(draft)
+    _add_signal_options(draft)
 
     undo = commands.add_parser(
         "undo",
@@ -129,25 +172,17 @@ def _read_patch(args: argparse.Namespace, stdin: TextIO) -> str | None:
         raise InputError(f"{args.patch}: cannot read the patch ({exc.strerror})") from exc
 
 
-def _command_check(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+def _load(args: argparse.Namespace, stdin: TextIO) -> tuple[Any, Any, Any]:
+    """The repository, settings and change the arguments ask for."""
     from coderefine.change import load_change, project_root
-    from coderefine.check import run_check
     from coderefine.config import load_settings
-    from coderefine.errors import UsageError
     from coderefine.gitio import GitRepo
-    from coderefine.report.jsonout import render_check_json
-    from coderefine.report.text import render_check
-    from coderefine.runner import SubprocessRunner
-    from coderefine.workspace import project_files
 
-    if not args.files and not args.staged and args.base is None and args.patch is None:
-        raise UsageError("name the files to check, or use --staged, --base REF or --patch FILE")
     cwd = Path.cwd()
     patch_text = _read_patch(args, stdin)
     first = Path(os.path.normpath(cwd / args.files[0])) if args.files else cwd
     repo = GitRepo.find(first if first.exists() else first.parent)
-    root = project_root(first, repo)
-    settings = load_settings(root, os.environ, _flags(args))
+    settings = load_settings(project_root(first, repo), os.environ, _flags(args))
     change = load_change(
         args.files,
         cwd=cwd,
@@ -157,6 +192,25 @@ def _command_check(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         patch_text=patch_text,
         max_bytes=settings.max_file_kib * 1024,
     )
+    return repo, settings, change
+
+
+def _require_change_source(args: argparse.Namespace) -> None:
+    from coderefine.errors import UsageError
+
+    if not args.files and not args.staged and args.base is None and args.patch is None:
+        raise UsageError(f"name the files to {args.command}, or use --staged, --base REF or --patch FILE")
+
+
+def _command_check(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.check import run_check
+    from coderefine.report.jsonout import render_check_json
+    from coderefine.report.text import render_check
+    from coderefine.runner import SubprocessRunner
+    from coderefine.workspace import project_files
+
+    _require_change_source(args)
+    repo, settings, change = _load(args, stdin)
     if not change.files:
         out.write("coderefine check: no Python files in the change; nothing to do\n")
         return EXIT_CLEAN
@@ -164,6 +218,65 @@ def _command_check(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     render = render_check_json if args.output_format == "json" else render_check
     out.write(render(result, settings.fail_on))
     return EXIT_FINDINGS if result.failed(settings.fail_on) else EXIT_CLEAN
+
+
+def _command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.change import draft_change, project_root
+    from coderefine.config import load_settings
+    from coderefine.errors import UsageError
+    from coderefine.fix import FixOutcome, run_refine, write_result
+    from coderefine.gitio import GitRepo
+    from coderefine.models.factory import make_model
+    from coderefine.report.progress import StreamProgress
+    from coderefine.report.refine import render_refine, render_refine_json
+    from coderefine.runner import SubprocessRunner
+    from coderefine.workspace import project_files
+    from coderefine.writes import Journal
+
+    drafting = args.command == "draft"
+    if drafting:
+        if not args.intent:
+            raise UsageError("draft needs --intent TEXT: say what the new code should do")
+        cwd = Path.cwd()
+        target = Path(os.path.normpath(cwd / args.file))
+        repo = GitRepo.find(target.parent if target.parent.exists() else cwd)
+        settings = load_settings(project_root(target.parent, repo), os.environ, _flags(args))
+        change = draft_change(args.file, cwd=cwd, repo=repo, max_bytes=settings.max_file_kib * 1024)
+    else:
+        _require_change_source(args)
+        repo, settings, change = _load(args, stdin)
+    if not change.files:
+        out.write(f"coderefine {args.command}: no Python files in the change; nothing to do\n")
+        return EXIT_CLEAN
+    record = Path(args.record) if args.record else None
+    model = make_model(settings.model, settings, os.environ, record=record)
+    progress = StreamProgress(sys.stderr, sys.stderr.isatty())
+    try:
+        result = run_refine(
+            change,
+            settings,
+            model,
+            SubprocessRunner(),
+            os.environ,
+            project_files(change.root, repo),
+            intent=args.intent,
+            draft=drafting,
+            progress=progress,
+        )
+    finally:
+        progress.done()
+    written: tuple[str, ...] = ()
+    if result.changed and not args.dry_run:
+        journal = Journal.for_project(change.root, repo.git_dir if repo else None)
+        written, _ = write_result(result, journal)
+    outcome = FixOutcome(result, written)
+    if args.output_format == "json":
+        out.write(render_refine_json(result, written=written))
+    else:
+        out.write(render_refine(result, written=written))
+    if outcome.findings_remain(settings.fail_on) or (args.exit_non_zero_on_fix and written):
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
 
 
 def _command_undo(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
@@ -180,7 +293,7 @@ def _command_undo(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     return EXIT_CLEAN
 
 
-_COMMANDS = {"check": _command_check, "undo": _command_undo}
+_COMMANDS = {"check": _command_check, "fix": _command_fix, "draft": _command_fix, "undo": _command_undo}
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, stdin: TextIO | None = None) -> int:

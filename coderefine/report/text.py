@@ -28,7 +28,7 @@ def status_line(statuses: Iterable[SourceStatus]) -> str:
     for status in statuses:
         note = f" ({status.note})" if status.note else ""
         parts.append(f"{status.source} {status.state}{note}")
-    return "signals: " + "; ".join(parts)
+    return "sources: " + "; ".join(parts)
 
 
 def render_check(result: CheckResult, fail_on: str) -> str:

@@ -1,0 +1,79 @@
+"""``coderefine fix`` and ``draft``: run the loop on a change and write the accepted result safely."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from coderefine.change import Change
+from coderefine.config import Settings
+from coderefine.errors import WriteError
+from coderefine.evaluate import Evaluator
+from coderefine.loop import Progress, RefineResult, blocking, refine
+from coderefine.models.base import Model
+from coderefine.runner import Runner
+from coderefine.signals.base import SEVERITY_RANK
+from coderefine.writes import FileWrite, Journal
+
+
+@dataclass(frozen=True)
+class FixOutcome:
+    result: RefineResult
+    written: tuple[str, ...] = ()
+    journal_entry: str = ""
+
+    def findings_remain(self, fail_on: str) -> bool:
+        """Blocking signals remain, or the critic's last word was issues at or above ``fail_on``."""
+        if fail_on == "never":
+            return False
+        if blocking(self.result.evaluation.comparison, fail_on):
+            return True
+        critique = self.result.critique
+        if critique is None or self.result.stop == "passed":
+            return False
+        floor = SEVERITY_RANK[fail_on]
+        if self.result.rounds and self.result.rounds[-1].outcome == "accepted":
+            return False  # the last critique's issues were addressed by an accepted revision
+        return any(SEVERITY_RANK[i.severity] >= floor for i in critique.issues)
+
+
+def run_refine(
+    change: Change,
+    settings: Settings,
+    model: Model,
+    runner: Runner,
+    environ: Mapping[str, str],
+    project_files: Sequence[str],
+    *,
+    intent: str | None = None,
+    draft: bool = False,
+    progress: Progress | None = None,
+) -> RefineResult:
+    with Evaluator(change, settings, runner, environ, project_files) as evaluator:
+        return refine(change, settings, model, evaluator, intent=intent, draft=draft, progress=progress)
+
+
+def write_result(result: RefineResult, journal: Journal) -> tuple[tuple[str, ...], str]:
+    """Write the changed files of ``result`` atomically, with an undo journal entry.
+
+    A file that changed on disk while the run was going is not overwritten: nothing is written then.
+    """
+    root: Path = result.change.root
+    writes: list[FileWrite] = []
+    for path in result.changed_paths():
+        file = result.change.file(path)
+        target = root / path
+        on_disk = target.read_bytes() if target.exists() else None
+        expected = (
+            file.after.encode(result.original[path]) if (file.kind != "added" or target.exists()) else None
+        )
+        if on_disk != expected:
+            raise WriteError(
+                f"{path} changed while coderefine was running; nothing was written. Run coderefine again."
+            )
+        writes.append(FileWrite(path, on_disk, file.after.encode(result.final[path])))
+    if not writes:
+        return (), ""
+    entry = journal.write(writes)
+    return tuple(w.path for w in writes), entry

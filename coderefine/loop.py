@@ -1,0 +1,391 @@
+"""The self-refine loop, grounded in signals: critic -> reviser -> gate -> signals -> accept if no worse.
+
+``refine(change, settings, model, evaluator, ...)`` is the engine behind every door. It never writes a
+user's file: it returns a ``RefineResult`` whose ``final`` texts have passed the gate and whose signals
+were measured in an isolated tree; the caller decides to write, show or publish them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from coderefine.change import Change
+from coderefine.config import Settings
+from coderefine.critique import Critique, CritiqueError, parse_critique
+from coderefine.edits import EditError, apply_edits, parse_edit_blocks
+from coderefine.errors import BudgetExceededError
+from coderefine.evaluate import Evaluation
+from coderefine.gate import run_gate
+from coderefine.models.base import Model, ModelReply, ModelRequest, Role, Usage
+from coderefine.prices import cost_of
+from coderefine.prompting import PromptBuilder
+from coderefine.signals.base import SEVERITY_RANK, Comparison
+from coderefine.symbols import changed_symbols
+
+StopReason = Literal["passed", "clean", "no-progress", "repeated", "rounds", "budget", "gate"]
+Outcome = Literal["passed", "accepted", "rejected", "edit-failed", "gate-failed", "no-edits", "budget"]
+
+
+class Evaluates(Protocol):
+    """What the loop needs of ``evaluate.Evaluator``."""
+
+    def evaluate(self, texts: Mapping[str, str]) -> Evaluation: ...
+
+
+class Progress(Protocol):
+    def phase(self, name: str, round_number: int, tokens: int) -> None: ...
+
+
+class NoProgress:
+    def phase(self, name: str, round_number: int, tokens: int) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    number: int
+    critique: Critique | None
+    outcome: Outcome
+    before: Comparison
+    after: Comparison | None = None
+    changed: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class RefineResult:
+    change: Change
+    intent: str
+    original: Mapping[str, str]
+    final: Mapping[str, str]
+    initial: Evaluation
+    evaluation: Evaluation
+    rounds: tuple[RoundRecord, ...]
+    stop: StopReason
+    usage: Mapping[str, Usage]
+    cost: float
+    timings: Mapping[str, float]
+    drafted: bool = False
+    critique: Critique | None = None
+
+    @property
+    def changed(self) -> bool:
+        return dict(self.final) != dict(self.original)
+
+    @property
+    def total_usage(self) -> Usage:
+        total = Usage()
+        for usage in self.usage.values():
+            total = total + usage
+        return total
+
+    def changed_paths(self) -> tuple[str, ...]:
+        return tuple(p for p, text in self.final.items() if self.original.get(p) != text)
+
+
+def blocking(comparison: Comparison, fail_on: str) -> int:
+    """Introduced signals at or above ``fail_on`` (never 0 when a source is missing)."""
+    if fail_on == "never":
+        return 0
+    floor = SEVERITY_RANK[fail_on]
+    count = sum(1 for s in comparison.introduced if SEVERITY_RANK[s.severity] >= floor)
+    return count + len(comparison.missing())
+
+
+def no_worse(candidate: Comparison, current: Comparison) -> bool:
+    """Whether no severity has more introduced signals and no source went missing."""
+    worse_counts = any(c > k for c, k in zip(candidate.weight(), current.weight(), strict=True))
+    return not worse_counts and len(candidate.missing()) <= len(current.missing())
+
+
+def _digest(texts: Mapping[str, str]) -> str:
+    return hashlib.sha256("\0".join(f"{p}\0{t}" for p, t in sorted(texts.items())).encode()).hexdigest()
+
+
+@dataclass
+class _Ledger:
+    """Tokens, cost and time of a run (mutable, private to one ``refine`` call)."""
+
+    settings: Settings
+    clock: Callable[[], float]
+    usage: dict[str, Usage] = field(default_factory=dict)
+    cost: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def tokens(self) -> int:
+        return sum(u.total for u in self.usage.values())
+
+    def charge(self, role: Role, reply: ModelReply) -> None:
+        self.usage[role] = self.usage.get(role, Usage()) + reply.usage
+        self.cost += cost_of(reply.model, reply.usage)
+
+    def allow(self, request: ModelRequest) -> None:
+        """Refuse a call that could take the run past its token or cost budget."""
+        estimate = len(request.prompt_text()) // 3 + request.max_tokens
+        max_tokens, max_cost = self.settings.max_tokens, self.settings.max_cost
+        if max_tokens and self.tokens() + estimate > max_tokens:
+            raise BudgetExceededError(f"token budget of {max_tokens} reached ({self.tokens()} used)")
+        if max_cost and self.cost >= max_cost:
+            raise BudgetExceededError(f"cost budget of ${max_cost:.2f} reached (${self.cost:.2f} used)")
+
+    def time(self, phase: str, start: float) -> None:
+        self.timings[phase] = self.timings.get(phase, 0.0) + self.clock() - start
+
+
+class _Run:
+    """One refine run. Holds the state that changes from round to round."""
+
+    def __init__(
+        self,
+        change: Change,
+        settings: Settings,
+        model: Model,
+        evaluator: Evaluates,
+        intent: str,
+        progress: Progress,
+        clock: Callable[[], float],
+    ) -> None:
+        self.change = change
+        self.settings = settings
+        self.model = model
+        self.evaluator = evaluator
+        self.intent = intent
+        self.progress = progress
+        self.ledger = _Ledger(settings, clock)
+        self.prompts = PromptBuilder(settings.max_output_tokens)
+        self.allowed = list(change.paths)
+        self.original = {f.path: f.after.text for f in change.files}
+        self.before = {f.path: f.before.text for f in change.files if f.before is not None}
+
+    def call(self, request: ModelRequest, round_number: int) -> ModelReply:
+        self.ledger.allow(request)
+        self.progress.phase(request.role, round_number, self.ledger.tokens())
+        start = self.ledger.clock()
+        reply = self.model.complete(request)
+        self.ledger.time(request.role, start)
+        self.ledger.charge(request.role, reply)
+        return reply
+
+    def evaluate(self, texts: Mapping[str, str], round_number: int) -> Evaluation:
+        self.progress.phase("signals", round_number, self.ledger.tokens())
+        start = self.ledger.clock()
+        evaluation = self.evaluator.evaluate(texts)
+        self.ledger.time("signals", start)
+        return evaluation
+
+    def critique(self, texts: Mapping[str, str], current: Evaluation, round_number: int) -> Critique:
+        diff = _diff(self.before, texts)
+        changed = sorted({n for p, t in texts.items() for n in changed_symbols(self.before.get(p, ""), t)})
+        request = self.prompts.critic(
+            texts, intent=self.intent, diff=diff, changed=changed, comparison=current.comparison
+        )
+        reply = self.call(request, round_number)
+        try:
+            return parse_critique(reply.tool_input, reply.text, texts)
+        except CritiqueError as exc:
+            retry = self.prompts.retry(request, reply.text, "critique_retry", str(exc))
+            reply = self.call(retry, round_number)
+            return parse_critique(reply.tool_input, reply.text, texts)
+
+    def edit(
+        self, request: ModelRequest, texts: Mapping[str, str], round_number: int
+    ) -> tuple[dict[str, str], tuple[str, ...]]:
+        """Ask for edit blocks, apply and gate them; once more with the exact error if that fails."""
+        for attempt in (1, 2):
+            reply = self.call(request, round_number)
+            start = self.ledger.clock()
+            try:
+                return self._apply(reply.text, texts)
+            except RejectedEdit as exc:
+                if attempt == 2:
+                    raise
+                request = self.prompts.retry(request, reply.text, "retry", exc.feedback)
+            finally:
+                self.ledger.time("gate", start)
+        raise AssertionError("unreachable")
+
+    def _apply(self, reply: str, texts: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
+        default = self.allowed[0] if len(self.allowed) == 1 else None
+        try:
+            blocks = parse_edit_blocks(reply, default_path=default)
+            changed = apply_edits(texts, blocks, self.allowed)
+        except EditError as exc:
+            raise RejectedEdit("edit-failed", exc.feedback()) from exc
+        gate = run_gate(changed, texts, root=self.change.root, allowed=self.allowed)
+        if not gate.ok:
+            raise RejectedEdit("gate-failed", "The edited code does not pass the gate:\n" + gate.feedback())
+        return {**texts, **changed}, gate.changed
+
+
+class RejectedEdit(Exception):
+    """The model's edit blocks could not be applied, or their result failed the gate."""
+
+    def __init__(self, kind: Literal["edit-failed", "gate-failed"], feedback: str) -> None:
+        super().__init__(feedback)
+        self.kind = kind
+        self.feedback = feedback
+
+
+def _diff(before: Mapping[str, str], after: Mapping[str, str]) -> str:
+    import difflib
+
+    parts: list[str] = []
+    for path, text in after.items():
+        old = before.get(path)
+        if old is None:
+            continue
+        parts.extend(
+            difflib.unified_diff(
+                old.splitlines(keepends=True), text.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+            )
+        )
+    return "".join(parts)
+
+
+def refine(
+    change: Change,
+    settings: Settings,
+    model: Model,
+    evaluator: Evaluates,
+    *,
+    intent: str | None = None,
+    draft: bool = False,
+    progress: Progress | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> RefineResult:
+    """Refine ``change`` with ``model`` for at most ``settings.rounds`` rounds; keep the best candidate.
+
+    With ``draft``, the author first writes the change from the intent (the files may be empty).
+    """
+    run = _Run(change, settings, model, evaluator, intent or settings.intent, progress or NoProgress(), clock)
+    texts = dict(run.original)
+    initial = current = run.evaluate(texts, 0)
+    rounds: list[RoundRecord] = []
+    seen = {_digest(texts)}
+    stop: StopReason = "rounds"
+    drafted = False
+    last_critique: Critique | None = None
+
+    if draft:
+        try:
+            request = run.prompts.author(texts, intent=run.intent)
+            candidate, changed = run.edit(request, texts, 0)
+        except BudgetExceededError as exc:
+            rounds.append(RoundRecord(0, None, "budget", current.comparison, note=str(exc)))
+            return _result(run, texts, initial, current, rounds, "budget", drafted, None)
+        except RejectedEdit as exc:
+            rounds.append(RoundRecord(0, None, exc.kind, current.comparison, note=exc.feedback))
+            return _result(run, texts, initial, current, rounds, "gate", drafted, None)
+        evaluation = run.evaluate(candidate, 0)
+        rounds.append(
+            RoundRecord(0, None, "accepted", current.comparison, evaluation.comparison, changed, "drafted")
+        )
+        texts, current, drafted = candidate, evaluation, True
+        seen.add(_digest(texts))
+
+    for number in range(1, settings.rounds + 1):
+        try:
+            critique = run.critique(texts, current, number)
+        except BudgetExceededError as exc:
+            rounds.append(RoundRecord(number, None, "budget", current.comparison, note=str(exc)))
+            stop = "budget"
+            break
+        except CritiqueError as exc:
+            rounds.append(
+                RoundRecord(number, None, "rejected", current.comparison, note=f"critique unusable: {exc}")
+            )
+            stop = "no-progress"
+            break
+        last_critique = critique
+        clean = blocking(current.comparison, settings.fail_on) == 0
+        if clean and (critique.verdict == "pass" or not critique.issues):
+            rounds.append(RoundRecord(number, critique, "passed", current.comparison))
+            stop = "passed"
+            break
+        try:
+            request = run.prompts.reviser(
+                texts, intent=run.intent, critique=critique, comparison=current.comparison
+            )
+            candidate, changed = run.edit(request, texts, number)
+        except BudgetExceededError as exc:
+            rounds.append(RoundRecord(number, critique, "budget", current.comparison, note=str(exc)))
+            stop = "budget"
+            break
+        except RejectedEdit as exc:
+            rounds.append(RoundRecord(number, critique, exc.kind, current.comparison, note=exc.feedback))
+            stop = "no-progress"
+            break
+        if candidate == texts:
+            rounds.append(
+                RoundRecord(
+                    number, critique, "no-edits", current.comparison, note="the reviser changed nothing"
+                )
+            )
+            stop = "no-progress"
+            break
+        digest = _digest(candidate)
+        if digest in seen:
+            rounds.append(
+                RoundRecord(
+                    number,
+                    critique,
+                    "rejected",
+                    current.comparison,
+                    changed=changed,
+                    note="the revision repeats an earlier version",
+                )
+            )
+            stop = "repeated"
+            break
+        seen.add(digest)
+        evaluation = run.evaluate(candidate, number)
+        if not no_worse(evaluation.comparison, current.comparison):
+            rounds.append(
+                RoundRecord(
+                    number,
+                    critique,
+                    "rejected",
+                    current.comparison,
+                    evaluation.comparison,
+                    changed,
+                    "a signal got worse; the candidate was discarded",
+                )
+            )
+            stop = "no-progress"
+            break
+        rounds.append(
+            RoundRecord(number, critique, "accepted", current.comparison, evaluation.comparison, changed)
+        )
+        texts, current = candidate, evaluation
+    return _result(run, texts, initial, current, rounds, stop, drafted, last_critique)
+
+
+def _result(
+    run: _Run,
+    texts: Mapping[str, str],
+    initial: Evaluation,
+    current: Evaluation,
+    rounds: list[RoundRecord],
+    stop: StopReason,
+    drafted: bool,
+    critique: Critique | None,
+) -> RefineResult:
+    return RefineResult(
+        change=run.change,
+        intent=run.intent,
+        original=run.original,
+        final=dict(texts),
+        initial=initial,
+        evaluation=current,
+        rounds=tuple(rounds),
+        stop=stop,
+        usage=dict(run.ledger.usage),
+        cost=run.ledger.cost,
+        timings=dict(run.ledger.timings),
+        drafted=drafted,
+        critique=critique,
+    )

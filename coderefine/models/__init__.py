@@ -1,0 +1,1 @@
+"""Models: one protocol with one call, and the providers and replay that implement it."""

@@ -1,0 +1,199 @@
+"""The Anthropic model, through the anthropic SDK.
+
+``import anthropic`` costs about a second of CPU, so it happens in a background thread started by
+``warm_up()`` (the loop calls it before collecting the baseline signals, so the two overlap) and is
+never needed by ``--version``, ``--help``, ``check`` or a cache hit. The SDK's own retries (408, 409,
+429, 5xx including 529, connection errors; retry-after honoured) and timeouts are used; what still fails
+is translated into coderefine's errors, each with what to do.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from coderefine.errors import (
+    AuthError,
+    ConnectionFailedError,
+    MissingKeyError,
+    ModelError,
+    ModelTimeoutError,
+    OverloadedError,
+    RateLimitError,
+)
+from coderefine.models.base import Block, ModelReply, ModelRequest, Usage
+
+NO_KEY_MESSAGE = (
+    "no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...), "
+    "or point ANTHROPIC_BASE_URL at an Anthropic-compatible local server; "
+    "'coderefine check' works without a model"
+)
+
+
+class _Importer:
+    """Imports the SDK once, in a background thread, and hands it over when needed."""
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+        self._module: Any = None
+        self._error: BaseException | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="coderefine-sdk-import", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            import anthropic
+
+            self._module = anthropic
+        except BaseException as exc:  # handed to the caller of get()
+            self._error = exc
+
+    def get(self) -> Any:
+        self.start()
+        assert self._thread is not None
+        self._thread.join()
+        if self._error is not None:
+            raise ModelError(f"cannot import the anthropic SDK ({self._error}); pip install anthropic")
+        return self._module
+
+
+def _blocks(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for block in blocks:
+        item: dict[str, Any] = {"type": "text", "text": block.text}
+        if block.cache:
+            item["cache_control"] = {"type": "ephemeral"}
+        out.append(item)
+    return out
+
+
+def request_params(model: str, request: ModelRequest) -> dict[str, Any]:
+    """The keyword arguments of ``messages.create`` for ``request``."""
+    params: dict[str, Any] = {
+        "model": model,
+        "max_tokens": request.max_tokens,
+        "system": _blocks(request.system),
+        "messages": [{"role": m.role, "content": _blocks(m.blocks)} for m in request.messages],
+    }
+    if request.tool is not None:
+        params["tools"] = [
+            {
+                "name": request.tool.name,
+                "description": request.tool.description,
+                "input_schema": dict(request.tool.input_schema),
+            }
+        ]
+        params["tool_choice"] = (
+            {"type": "tool", "name": request.tool.name} if request.force_tool else {"type": "none"}
+        )
+    return params
+
+
+class AnthropicModel:
+    """A Claude model through the anthropic SDK. Pass ``http_client`` to test over a mock transport."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        environ: Mapping[str, str],
+        timeout: float = 120.0,
+        max_retries: int = 2,
+        http_client: Any = None,
+    ) -> None:
+        self._model = model
+        self._api_key = environ.get("ANTHROPIC_API_KEY", "")
+        self._base_url = environ.get("ANTHROPIC_BASE_URL") or None
+        if not self._api_key and not self._base_url:
+            raise MissingKeyError(NO_KEY_MESSAGE)
+        self._timeout = timeout
+        self._max_retries = max_retries
+        self._http_client = http_client
+        self._client: Any = None
+        self._importer = _Importer()
+
+    @property
+    def name(self) -> str:
+        return self._model
+
+    def warm_up(self) -> None:
+        """Start importing the SDK in the background."""
+        self._importer.start()
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            sdk = self._importer.get()
+            self._client = sdk.Anthropic(
+                # A local Anthropic-compatible server may need no key; the SDK insists on one.
+                api_key=self._api_key or "no-key",
+                base_url=self._base_url,
+                timeout=self._timeout,
+                max_retries=self._max_retries,
+                http_client=self._http_client,
+            )
+        return self._client
+
+    def complete(self, request: ModelRequest) -> ModelReply:
+        client = self._get_client()
+        with _translate_errors(self._importer.get(), self._model):
+            response = client.messages.create(**request_params(self._model, request))
+        text = "".join(block.text for block in response.content if block.type == "text")
+        tool_input = next((dict(block.input) for block in response.content if block.type == "tool_use"), None)
+        usage = response.usage
+        return ModelReply(
+            text=text,
+            tool_input=tool_input,
+            usage=Usage(
+                input_tokens=usage.input_tokens or 0,
+                output_tokens=usage.output_tokens or 0,
+                cache_write_tokens=usage.cache_creation_input_tokens or 0,
+                cache_read_tokens=usage.cache_read_input_tokens or 0,
+            ),
+            model=str(response.model or self._model),
+            stop_reason=str(response.stop_reason or ""),
+        )
+
+
+@contextmanager
+def _translate_errors(sdk: Any, model: str) -> Iterator[None]:
+    try:
+        yield
+    except sdk.AuthenticationError as exc:
+        raise AuthError(
+            "the API refused the key (401); check ANTHROPIC_API_KEY, or unset it to use ANTHROPIC_BASE_URL"
+        ) from exc
+    except sdk.PermissionDeniedError as exc:
+        raise AuthError(f"the key may not use {model} (403); choose another model with --model") from exc
+    except sdk.NotFoundError as exc:
+        raise ModelError(
+            f"the API does not know the model '{model}' (404); set a valid one with --model"
+        ) from exc
+    except sdk.RateLimitError as exc:
+        raise RateLimitError(
+            "rate limited (429) after the retries; wait a minute and run again, or lower the number of "
+            "files per run"
+        ) from exc
+    except sdk.APITimeoutError as exc:
+        raise ModelTimeoutError(
+            "the model did not answer in time; raise model-timeout in [tool.coderefine] or try again"
+        ) from exc
+    except sdk.APIConnectionError as exc:
+        raise ConnectionFailedError(
+            "cannot reach the model API; check the network or ANTHROPIC_BASE_URL, or use 'coderefine check'"
+        ) from exc
+    except sdk.InternalServerError as exc:
+        status = getattr(exc, "status_code", "5xx")
+        raise OverloadedError(
+            f"the model API is overloaded or failing ({status}) after the retries; try again later"
+        ) from exc
+    except sdk.BadRequestError as exc:
+        raise ModelError(f"the API rejected the request (400): {exc.message}") from exc
+    except sdk.APIStatusError as exc:
+        raise ModelError(f"the API answered {exc.status_code}: {exc.message}") from exc

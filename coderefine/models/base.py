@@ -1,0 +1,110 @@
+"""The Model protocol: one call that takes a request and returns text, tool input and usage.
+
+Requests are provider-neutral records. A content block marked ``cache`` ends the stable prefix that the
+provider may cache (Anthropic's ``cache_control``); everything after it changes from call to call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+Role = Literal["author", "critic", "reviser"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens of one or more calls. ``input_tokens`` counts only uncached input, as the API reports it."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+        )
+
+    @property
+    def total_input(self) -> int:
+        """Every input token sent, cached or not."""
+        return self.input_tokens + self.cache_write_tokens + self.cache_read_tokens
+
+    @property
+    def total(self) -> int:
+        return self.total_input + self.output_tokens
+
+
+@dataclass(frozen=True)
+class Block:
+    """A piece of text in a message. ``cache`` marks the end of the cacheable prefix."""
+
+    text: str
+    cache: bool = False
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Literal["user", "assistant"]
+    blocks: tuple[Block, ...]
+
+    @classmethod
+    def user(cls, *texts: str) -> Message:
+        return cls("user", tuple(Block(t) for t in texts))
+
+    @classmethod
+    def assistant(cls, text: str) -> Message:
+        return cls("assistant", (Block(text),))
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.blocks)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool the model must call; its input is the structured answer."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    role: Role
+    system: tuple[Block, ...]
+    messages: tuple[Message, ...]
+    max_tokens: int
+    tool: ToolSpec | None = None
+    force_tool: bool = True  # False: the tool is listed (keeping the cached prefix equal) but not used
+
+    def prompt_text(self) -> str:
+        """Everything the request sends, as one string (for redaction checks and records)."""
+        parts = [b.text for b in self.system]
+        parts += [m.text for m in self.messages]
+        return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    text: str
+    usage: Usage
+    model: str
+    tool_input: Mapping[str, Any] | None = None
+    stop_reason: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Model(Protocol):
+    """A language model. ``name`` is what prices and reports call it."""
+
+    @property
+    def name(self) -> str: ...
+
+    def complete(self, request: ModelRequest) -> ModelReply: ...

@@ -1,0 +1,151 @@
+"""Build the requests of the three roles from the prompt texts and the data of a round.
+
+Layout, for prompt caching: the system prompt (protocol) and the code under review come first, the
+latter marked as the end of the cacheable prefix; the critique tool is listed in every request so that
+critic and reviser share that prefix; what changes per call (the role, the intent, the diff, the
+signals, the critique) comes last. Every piece of data is fenced with an id derived from its content,
+so no content can close its own fence.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
+
+from coderefine.critique import CRITIQUE_TOOL, Critique
+from coderefine.models.base import Block, Message, ModelRequest
+from coderefine.signals.base import Comparison, Signal
+
+PROTOCOL_VERSION = "1"
+PROMPTS = Path(__file__).parent / "prompts"
+MAX_SIGNALS = 40
+
+
+@cache
+def prompt_text(name: str) -> str:
+    return (PROMPTS / f"{name}.txt").read_text(encoding="utf-8")
+
+
+def fence(kind: str, content: str, label: str = "") -> str:
+    """``content`` between data markers that it cannot contain (the id is a hash of the content)."""
+    tag = hashlib.sha256(f"{kind}\0{label}\0{content}".encode()).hexdigest()[:12]
+    head = f"<<<DATA kind={kind}" + (f" {label}" if label else "") + f" id={tag}>>>"
+    body = content if content.endswith("\n") or not content else content + "\n"
+    return f"{head}\n{body}<<<END DATA id={tag}>>>"
+
+
+def signal_text(signal: Signal) -> str:
+    text = f"- [{signal.severity}] {signal.location()} {signal.code}: {signal.message}"
+    if signal.source == "pytest" and signal.detail:
+        tail = "\n".join(signal.detail.strip().splitlines()[-12:])
+        text += "\n" + "\n".join("    " + line for line in tail.splitlines())
+    elif signal.source == "format" and signal.detail:
+        text += " (ruff format would write: " + signal.detail.strip().splitlines()[0][:120] + ")"
+    return text
+
+
+def signals_section(comparison: Comparison) -> str:
+    lines = [signal_text(s) for s in comparison.introduced[:MAX_SIGNALS]]
+    if len(comparison.introduced) > MAX_SIGNALS:
+        lines.append(f"- ... and {len(comparison.introduced) - MAX_SIGNALS} more")
+    for status in comparison.missing():
+        lines.append(
+            f"- [missing] {status.source} did not run cleanly ({status.note}); its facts are unknown"
+        )
+    body = "\n".join(lines) if lines else "(none: the change introduced no signal)"
+    note = (
+        f"{len(comparison.existing)} older signals were already there before the change and are not listed."
+    )
+    return (
+        "Signals introduced by the change:\n"
+        + fence("signals", body)
+        + ("\n" + note if comparison.existing else "")
+    )
+
+
+def code_block(files: Mapping[str, str]) -> Block:
+    parts = ["The files under review, as they are now:"]
+    for path, text in files.items():
+        parts.append(f"{path}:\n" + fence("code", text, f"path={path}"))
+    return Block("\n\n".join(parts), cache=True)
+
+
+class PromptBuilder:
+    """Requests for each role. ``max_tokens`` bounds each reply."""
+
+    def __init__(self, max_tokens: int) -> None:
+        self._max_tokens = max_tokens
+
+    def _system(self, files: Mapping[str, str]) -> tuple[Block, ...]:
+        return (
+            Block(prompt_text("system").replace("{protocol_version}", PROTOCOL_VERSION)),
+            code_block(files),
+        )
+
+    def _request(
+        self, role: str, files: Mapping[str, str], parts: Sequence[str], force: bool
+    ) -> ModelRequest:
+        return ModelRequest(
+            role=role,  # type: ignore[arg-type]
+            system=self._system(files),
+            messages=(Message.user("\n\n".join(parts)),),
+            max_tokens=self._max_tokens,
+            tool=CRITIQUE_TOOL,
+            force_tool=force,
+        )
+
+    def critic(
+        self,
+        files: Mapping[str, str],
+        *,
+        intent: str,
+        diff: str,
+        changed: Sequence[str],
+        comparison: Comparison,
+    ) -> ModelRequest:
+        scope = (
+            "The change, as a unified diff against the code before it:\n" + fence("diff", diff)
+            if diff.strip()
+            else "There is no diff: the whole files above are under review."
+        )
+        parts = [
+            prompt_text("critic").strip(),
+            "The intent of the change:\n" + fence("intent", intent),
+            scope,
+        ]
+        if changed:
+            parts.append("Functions and classes the change touches: " + ", ".join(changed))
+        parts.append(signals_section(comparison))
+        return self._request("critic", files, parts, force=True)
+
+    def reviser(
+        self, files: Mapping[str, str], *, intent: str, critique: Critique, comparison: Comparison
+    ) -> ModelRequest:
+        parts = [
+            prompt_text("reviser").strip(),
+            "The intent of the change:\n" + fence("intent", intent),
+            "The critique:\n" + fence("critique", json.dumps(critique.as_data(), indent=2)),
+            signals_section(comparison),
+            "Files you may edit: " + ", ".join(files),
+        ]
+        return self._request("reviser", files, parts, force=False)
+
+    def author(self, files: Mapping[str, str], *, intent: str) -> ModelRequest:
+        parts = [
+            prompt_text("author").strip(),
+            "The intent:\n" + fence("intent", intent),
+            "Files you may edit: " + ", ".join(files),
+        ]
+        return self._request("author", files, parts, force=False)
+
+    @staticmethod
+    def retry(request: ModelRequest, reply_text: str, template: str, feedback: str) -> ModelRequest:
+        """The same conversation, with the model's failed answer and what was wrong with it."""
+        follow_up = prompt_text(template).replace("{feedback}", feedback)
+        messages = (*request.messages, Message.assistant(reply_text or "(no text)"), Message.user(follow_up))
+        return ModelRequest(
+            request.role, request.system, messages, request.max_tokens, request.tool, request.force_tool
+        )

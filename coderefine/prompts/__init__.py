@@ -1,0 +1,1 @@
+"""Prompt texts, one file per role, versioned with the model protocol (docs/protocol.md)."""

@@ -1,0 +1,166 @@
+"""Reports of a refine run: per round the critique, signals before and after, tokens, cost and time."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+from collections.abc import Mapping
+
+from coderefine.loop import RefineResult, RoundRecord
+from coderefine.models.base import Usage
+from coderefine.report.jsonout import SCHEMA_VERSION, signal_data
+from coderefine.report.text import signal_line, status_line
+from coderefine.signals.base import Comparison
+
+_STOPS = {
+    "passed": "the critic passed the change and the signals are clean",
+    "clean": "the signals are clean",
+    "no-progress": "a round made no progress",
+    "repeated": "a revision repeated an earlier version",
+    "rounds": "the round limit was reached",
+    "budget": "the token or cost budget was reached",
+    "gate": "the draft did not pass the gate",
+}
+
+
+def final_diff(result: RefineResult) -> str:
+    parts: list[str] = []
+    for path in result.changed_paths():
+        parts.extend(
+            difflib.unified_diff(
+                result.original.get(path, "").splitlines(keepends=True),
+                result.final[path].splitlines(keepends=True),
+                f"a/{path}",
+                f"b/{path}",
+            )
+        )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in parts)
+
+
+def _count(comparison: Comparison) -> str:
+    if not comparison.introduced and not comparison.missing():
+        return "clean"
+    weights = comparison.weight()
+    parts = [f"{n} {label}" for n, label in zip(weights, ("error", "warning", "info"), strict=True) if n]
+    missing = [s.source for s in comparison.missing()]
+    if missing:
+        parts.append("missing: " + ", ".join(missing))
+    return ", ".join(parts)
+
+
+def _tokens(usage: Usage) -> str:
+    cached = usage.cache_read_tokens
+    return (
+        f"{usage.total_input / 1000:.1f}k in"
+        + (f" ({cached / 1000:.1f}k cached)" if cached else "")
+        + f" / {usage.output_tokens / 1000:.1f}k out"
+    )
+
+
+def _round_lines(record: RoundRecord) -> list[str]:
+    head = "draft" if record.number == 0 else f"round {record.number}"
+    lines: list[str] = []
+    if record.critique is not None:
+        critique = record.critique
+        count = (
+            f" — {len(critique.issues)} issue{'s' if len(critique.issues) != 1 else ''}"
+            if critique.issues
+            else ""
+        )
+        lines.append(f"{head}: critic says {critique.verdict}{count}")
+        if critique.summary:
+            lines.append(f"  {critique.summary}")
+        for issue in critique.issues:
+            lines.append(f"  [{issue.severity}] {issue.path}:{issue.line} {issue.title}")
+            if issue.suggestion:
+                lines.append(f"      → {issue.suggestion}")
+        for repair in critique.repairs:
+            lines.append(f"  (critique repaired: {repair})")
+    else:
+        lines.append(f"{head}:")
+    if record.outcome != "passed":
+        outcome = f"  revision {record.outcome}"
+        if record.changed:
+            outcome += f" (changed {', '.join(record.changed)})"
+        if record.after is not None:
+            outcome += f"; signals {_count(record.before)} → {_count(record.after)}"
+        lines.append(outcome)
+        if record.note and record.outcome not in ("accepted",):
+            lines.extend("    " + row for row in record.note.strip().splitlines()[:12])
+    return lines
+
+
+def render_refine(result: RefineResult, *, written: tuple[str, ...] = (), show_diff: bool = True) -> str:
+    files = ", ".join(result.change.paths)
+    lines = [f"coderefine: {files}", f"intent: {result.intent}", ""]
+    for record in result.rounds:
+        lines.extend(_round_lines(record))
+    lines.append("")
+    lines.append(f"stopped: {_STOPS.get(result.stop, result.stop)}")
+    lines.append(
+        f"signals: before {_count(result.initial.comparison)}; after {_count(result.evaluation.comparison)}"
+    )
+    for signal in result.evaluation.comparison.introduced:
+        lines.append("  " + signal_line(signal))
+    lines.append(status_line(result.evaluation.comparison.statuses))
+    usage = " · ".join(f"{role} {_tokens(u)}" for role, u in result.usage.items()) or "no model calls"
+    lines.append(f"tokens: {usage} · cost ${result.cost:.4f}")
+    if result.timings:
+        lines.append("time: " + " · ".join(f"{k} {v:.1f}s" for k, v in result.timings.items()))
+    if show_diff:
+        diff = final_diff(result)
+        lines.append("")
+        lines.append(diff.rstrip("\n") if diff else "no change to write")
+    if written:
+        lines.append("")
+        lines.append(f"wrote {', '.join(written)} ('coderefine undo' restores the previous version)")
+    return "\n".join(lines) + "\n"
+
+
+def _comparison_data(comparison: Comparison | None) -> dict[str, object] | None:
+    if comparison is None:
+        return None
+    return {
+        "introduced": [signal_data(s) for s in comparison.introduced],
+        "statuses": [dataclasses.asdict(s) for s in comparison.statuses],
+    }
+
+
+def _usage_data(usage: Mapping[str, Usage]) -> dict[str, object]:
+    return {role: dataclasses.asdict(u) for role, u in usage.items()}
+
+
+def refine_data(result: RefineResult, *, written: tuple[str, ...] = ()) -> dict[str, object]:
+    return {
+        "version": SCHEMA_VERSION,
+        "files": list(result.change.paths),
+        "intent": result.intent,
+        "drafted": result.drafted,
+        "stop": result.stop,
+        "changed": list(result.changed_paths()),
+        "written": list(written),
+        "diff": final_diff(result),
+        "rounds": [
+            {
+                "number": r.number,
+                "critique": r.critique.as_data() if r.critique else None,
+                "critique_repairs": list(r.critique.repairs) if r.critique else [],
+                "outcome": r.outcome,
+                "changed_symbols": list(r.changed),
+                "signals_before": _comparison_data(r.before),
+                "signals_after": _comparison_data(r.after),
+                "note": r.note,
+            }
+            for r in result.rounds
+        ],
+        "signals_before": _comparison_data(result.initial.comparison),
+        "signals_after": _comparison_data(result.evaluation.comparison),
+        "usage": _usage_data(result.usage),
+        "cost_usd": round(result.cost, 6),
+        "timings": {k: round(v, 3) for k, v in result.timings.items()},
+    }
+
+
+def render_refine_json(result: RefineResult, *, written: tuple[str, ...] = ()) -> str:
+    return json.dumps(refine_data(result, written=written), indent=2) + "\n"
