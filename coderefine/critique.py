@@ -170,7 +170,7 @@ def _parse_issue(
     if found is not None and found[0] != line:
         if not line <= found[0] <= end_line:
             repairs.append(f"issue {number}: line {line} moved to {found[0]}, where its evidence is")
-        line, end_line = found[0], max(found[1], min(end_line, found[1]))
+        line, end_line = found
     if line > last or line < 1:
         repairs.append(f"issue {number}: line {line} is outside the file; clamped")
         line = min(max(line, 1), last)

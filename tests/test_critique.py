@@ -1,0 +1,90 @@
+import pytest
+
+from coderefine.critique import CritiqueError, locate_evidence, parse_critique
+
+FILES = {"m.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"}
+
+
+def issue(**fields: object) -> dict[str, object]:
+    base: dict[str, object] = {
+        "title": "wrong operator",
+        "severity": "error",
+        "path": "m.py",
+        "line": 2,
+        "end_line": 2,
+        "evidence": "return a - b",
+        "suggestion": "use +",
+    }
+    base.update(fields)
+    return base
+
+
+def test_a_valid_critique() -> None:
+    critique = parse_critique({"verdict": "revise", "summary": "s", "issues": [issue()]}, "", FILES)
+    assert critique.verdict == "revise"
+    assert critique.issues[0].line == 2
+    assert critique.repairs == ()
+
+
+def test_lines_are_taken_from_the_evidence() -> None:
+    critique = parse_critique(
+        {"verdict": "revise", "summary": "", "issues": [issue(line=40, end_line=41)]}, "", FILES
+    )
+    assert (critique.issues[0].line, critique.issues[0].end_line) == (2, 2)
+    assert "moved to 2" in critique.repairs[0]
+
+
+def test_lines_beyond_the_file_are_clamped() -> None:
+    critique = parse_critique(
+        {"verdict": "revise", "summary": "", "issues": [issue(line=99, evidence="nowhere")]}, "", FILES
+    )
+    assert critique.issues[0].line == 6
+    assert "outside the file" in critique.repairs[0]
+
+
+def test_wrong_types_are_repaired_or_dropped() -> None:
+    data = {
+        "verdict": "REVISE",
+        "summary": None,
+        "issues": [issue(line="2", severity="High"), "not an object", issue(path="other.py")],
+    }
+    critique = parse_critique(data, "", {**FILES, "n.py": ""})
+    assert len(critique.issues) == 1
+    assert critique.issues[0].severity == "warning"
+    assert any("dropped" in r for r in critique.repairs)
+
+
+def test_missing_path_with_one_file_is_that_file() -> None:
+    critique = parse_critique({"verdict": "revise", "summary": "", "issues": [issue(path=None)]}, "", FILES)
+    assert critique.issues[0].path == "m.py"
+
+
+def test_json_in_text_is_accepted() -> None:
+    text = 'Here you go: {"verdict": "pass", "summary": "fine", "issues": []}'
+    assert parse_critique(None, text, FILES).verdict == "pass"
+
+
+@pytest.mark.parametrize(
+    ("tool_input", "text", "message"),
+    [
+        (None, "I think it is fine.", "no report_critique call"),
+        (None, '{"verdict": "pass", ', "no report_critique call|not valid JSON"),
+        ({"summary": "no verdict"}, "", "'verdict' must be"),
+        ({"verdict": "maybe"}, "", "'verdict' must be"),
+        ({"verdict": "revise", "summary": "", "issues": "many"}, "", "'issues' must be a list"),
+    ],
+)
+def test_unusable_critiques(tool_input: dict[str, object] | None, text: str, message: str) -> None:
+    with pytest.raises(CritiqueError, match=message):
+        parse_critique(tool_input, text, FILES)
+
+
+def test_too_many_issues_are_capped() -> None:
+    critique = parse_critique({"verdict": "revise", "summary": "", "issues": [issue()] * 50}, "", FILES)
+    assert len(critique.issues) == 20
+
+
+def test_locate_evidence_nearest() -> None:
+    text = "x = 1\ny = 2\nx = 1\n"
+    assert locate_evidence(text, "x = 1", 3) == (3, 3)
+    assert locate_evidence(text, "", 1) is None
