@@ -98,7 +98,7 @@ def loopback_server(fake: FakeAnthropic) -> Iterator[str]:
     """Serve ``fake`` on 127.0.0.1; yields the base URL for ANTHROPIC_BASE_URL."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
+        def do_POST(self) -> None:
             length = int(self.headers.get("content-length", "0"))
             status, body, headers = fake.answer(self.rfile.read(length), dict(self.headers))
             data = json.dumps(body).encode()

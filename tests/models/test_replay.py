@@ -44,7 +44,7 @@ def test_bad_replay_files(tmp_path: Path) -> None:
         ReplayModel(tmp_path / "missing.jsonl")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"role": "critic"}\nnot json\n')
-    with pytest.raises(ReplayError, match="bad.jsonl:1"):
+    with pytest.raises(ReplayError, match=r"bad\.jsonl:1"):
         ReplayModel(bad)
 
 
