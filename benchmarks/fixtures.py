@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 GIT_ENV = {
@@ -36,14 +37,22 @@ def big_tests(tests: int) -> str:
     return "".join(lines)
 
 
-def make_project(parent: Path, functions: int = 200, tests: int = 50) -> Path:
-    """A committed git project: pkg/big.py (about 10 * functions lines) and tests/test_big.py."""
+def make_project(
+    parent: Path, functions: int = 200, tests: int = 50, files: Mapping[str, str | bytes] | None = None
+) -> Path:
+    """A committed git project: pkg/big.py (about 10 * functions lines) and tests/test_big.py, or
+    ``files`` committed as they are, with the working tree then holding the same files."""
     root = parent / "project"
-    (root / "pkg").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "big.py").write_text(big_module(functions))
-    (root / "tests" / "test_big.py").write_text(big_tests(tests))
+    if files is None:
+        files = {
+            "pkg/__init__.py": "",
+            "pkg/big.py": big_module(functions),
+            "tests/test_big.py": big_tests(tests),
+        }
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
     env = {**GIT_ENV, "PATH": "/usr/bin:/bin:/usr/local/bin"}
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "initial"]):
         subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)

@@ -148,10 +148,122 @@ def bench_check(runs: int) -> list[Row]:
     return rows
 
 
+def bench_round(runs: int) -> list[Row]:
+    import json
+
+    from tests.conftest import SMALL_PROJECT
+    from tests.test_loop import BUGGY
+
+    rounds, initial, peaks = [], [], []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as scratch:
+            root = make_project(Path(scratch), files=SMALL_PROJECT)
+            (root / "pkg" / "mod.py").write_text(BUGGY)
+            done = subprocess.run(
+                [sys.executable, str(HERE / "round_probe.py"), str(root)],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=HERE.parent,
+            )
+            data = json.loads(done.stdout.strip().splitlines()[-1])
+            assert data["stop"] == "passed", data
+            rounds.append(data["round"])
+            initial.append(data["initial_signals"])
+            peaks.append(data["peak_rss_mib"])
+    round_s, peak = statistics.median(rounds), statistics.median(peaks)
+    return [
+        Row("start: SDK import overlapped with signals", statistics.median(initial) * 1000, "ms"),
+        Row("one full round, zero-latency model (SDK)", round_s * 1000, "ms", "< 1200 ms", round_s < 1.2),
+        Row("peak memory of the run", peak, "MiB", "< 150 MiB", peak < 150),
+    ]
+
+
+def _token_rows(label: str, before: str, after: str) -> list[Row]:
+    import difflib
+
+    from coderefine.critique import Critique, Issue
+    from coderefine.prompting import PromptBuilder
+    from coderefine.signals.base import Comparison, Signal, SourceStatus
+
+    def tokens(text: str) -> float:
+        return len(text) / 4  # the usual estimate for English and code; no tokenizer offline
+
+    files = {"pkg/mod.py": after}
+    diff = "".join(
+        difflib.unified_diff(before.splitlines(True), after.splitlines(True), "a/pkg/mod.py", "b/pkg/mod.py")
+    )
+    failing = Signal(
+        "pytest",
+        "tests/test_mod.py",
+        4,
+        4,
+        "tests/test_mod.py::test_add",
+        "test failed: assert -1 == 3",
+        "error",
+        detail="tests/test_mod.py:5: in test_add\n    assert add(1, 2) == 3\nE   assert -1 == 3",
+    )
+    comparison = Comparison((failing,), (), (), (SourceStatus("pytest", "ok"),))
+    critique = Critique(
+        "revise",
+        "add subtracts",
+        (Issue("add subtracts", "error", "pkg/mod.py", 2, 2, "return a - b", "use +"),),
+    )
+    prompts = PromptBuilder(8192)
+    critic = prompts.critic(
+        files, intent="add two numbers", diff=diff, changed=["add"], comparison=comparison
+    )
+    reviser = prompts.reviser(files, intent="add two numbers", critique=critique, comparison=comparison)
+    author = prompts.author(files, intent="add two numbers")
+    prefix = tokens("".join(b.text for b in critic.system)) + tokens(str(critic.tool))
+    suffix_c, suffix_r, suffix_a = (tokens(r.messages[0].text) for r in (critic, reviser, author))
+    # Billed input: cache writes cost 1.25x, cache reads 0.1x (docs/protocol.md).
+    round_billed = prefix * 1.25 + suffix_c + prefix * 0.1 + suffix_r
+    round_sent = 2 * prefix + suffix_c + suffix_r
+    one_shot = prefix + suffix_a
+    ratio = round_billed / one_shot
+    return [
+        Row(f"{label}: one-shot (author) input", one_shot, "tok"),
+        Row(
+            f"{label}: round input sent",
+            round_sent,
+            "tok",
+            "",
+            None,
+            f"{round_sent / one_shot:.2f}x one-shot",
+        ),
+        Row(
+            f"{label}: round input billed, cached",
+            round_billed,
+            "tok",
+            "<= 1.5x",
+            ratio <= 1.5,
+            f"{ratio:.2f}x one-shot",
+        ),
+    ]
+
+
+def bench_tokens(runs: int) -> list[Row]:
+    from benchmarks.fixtures import big_module
+    from tests.conftest import SMALL_PROJECT
+    from tests.test_loop import BUGGY
+
+    small_before = str(SMALL_PROJECT["pkg/mod.py"])
+    module = big_module(30)
+    bigger_before = small_before + module
+    bigger_after = BUGGY + module
+    lines = bigger_after.count("\n")
+    return _token_rows("6-line module", small_before, BUGGY) + _token_rows(
+        f"{lines}-line module", bigger_before, bigger_after
+    )
+
+
 BENCHMARKS: dict[str, Callable[[int], list[Row]]] = {
     "startup": bench_startup,
     "gate": bench_gate,
     "check": bench_check,
+    "round": bench_round,
+    "tokens": bench_tokens,
 }
 
 

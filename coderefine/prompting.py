@@ -40,7 +40,7 @@ def fence(kind: str, content: str, label: str = "") -> str:
 def signal_text(signal: Signal) -> str:
     text = f"- [{signal.severity}] {signal.location()} {signal.code}: {signal.message}"
     if signal.source == "pytest" and signal.detail:
-        tail = "\n".join(signal.detail.strip().splitlines()[-12:])
+        tail = "\n".join(signal.detail.strip().splitlines()[-8:])
         text += "\n" + "\n".join("    " + line for line in tail.splitlines())
     elif signal.source == "format" and signal.detail:
         text += " (ruff format would write: " + signal.detail.strip().splitlines()[0][:120] + ")"
@@ -112,7 +112,7 @@ class PromptBuilder:
             else "There is no diff: the whole files above are under review."
         )
         parts = [
-            prompt_text("critic").strip(),
+            "ROLE: CRITIC. Call `report_critique` with your review of this change.",
             "The intent of the change:\n" + fence("intent", intent),
             scope,
         ]
@@ -125,9 +125,9 @@ class PromptBuilder:
         self, files: Mapping[str, str], *, intent: str, critique: Critique, comparison: Comparison
     ) -> ModelRequest:
         parts = [
-            prompt_text("reviser").strip(),
+            "ROLE: REVISER. Answer with edit blocks that address this critique.",
             "The intent of the change:\n" + fence("intent", intent),
-            "The critique:\n" + fence("critique", json.dumps(critique.as_data(), indent=2)),
+            "The critique:\n" + fence("critique", json.dumps(critique.as_data(), ensure_ascii=False)),
             signals_section(comparison),
             "Files you may edit: " + ", ".join(files),
         ]
@@ -135,7 +135,7 @@ class PromptBuilder:
 
     def author(self, files: Mapping[str, str], *, intent: str) -> ModelRequest:
         parts = [
-            prompt_text("author").strip(),
+            "ROLE: AUTHOR. Answer with edit blocks that implement this intent.",
             "The intent:\n" + fence("intent", intent),
             "Files you may edit: " + ", ".join(files),
         ]
