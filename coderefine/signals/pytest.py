@@ -148,7 +148,6 @@ class PytestSignals:
         if env.get("PYTHONPATH"):
             paths.append(env["PYTHONPATH"])
         env["PYTHONPATH"] = os.pathsep.join(paths)
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
         env["PYTEST_CODEREFINE_REPORT"] = str(report)
         env["PYTEST_CODEREFINE_TIMEOUT"] = f"{self._config.test_timeout:g}"
         return env
