@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from coderefine.errors import GitError, InputError, PatchError
-from coderefine.gitio import GitRepo
+from coderefine.gitio import GitRepo, git_available
 from coderefine.patch import apply_patch, parse_patch
 from coderefine.textfile import SourceText, decode_source, read_source
 
@@ -151,7 +151,7 @@ def from_worktree(paths: Sequence[Path], *, cwd: Path, repo: GitRepo | None, max
 def from_staged(paths: Sequence[Path] | None, *, cwd: Path, repo: GitRepo | None, max_bytes: int) -> Change:
     """The staged content of ``paths`` (default: every staged Python file) against HEAD."""
     if repo is None:
-        raise GitError("--staged needs a git repository; run it inside one or name files without it")
+        raise _no_repo("--staged")
     names = (
         [relative_path(p, repo.root, cwd) for p in paths]
         if paths
@@ -245,7 +245,7 @@ def load_change(
         return from_patch(patch_text, root=root, max_bytes=max_bytes)
     if base is not None:
         if repo is None:
-            raise GitError("--base needs a git repository; run coderefine inside one")
+            raise _no_repo("--base")
         wanted = [relative_path(p, repo.root, cwd) for p in paths]
         return from_branch(repo, base, paths=wanted, max_bytes=max_bytes)
     if staged:
@@ -264,3 +264,9 @@ def draft_change(path: Path, *, cwd: Path, repo: GitRepo | None, max_bytes: int)
     root = project_root(absolute.parent, repo)
     rel = relative_path(path, root, cwd)
     return Change(root=root, files=(FileChange(rel, None, SourceText(""), "added"),), source="files")
+
+
+def _no_repo(flag: str) -> GitError:
+    if not git_available():
+        return GitError(f"{flag} needs git, which is not installed or not on PATH; install git")
+    return GitError(f"{flag} needs a git repository; run coderefine inside one, or name files without {flag}")

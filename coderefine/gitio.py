@@ -2,17 +2,38 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-import git
+from typing import Any
 
 from coderefine.errors import GitError
 
 
+@functools.cache
+def _git_module() -> Any:
+    """gitpython, or None when the git program cannot be found (gitpython refuses to import then)."""
+    os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
+    try:
+        import git
+    except ImportError:
+        return None
+    try:
+        git.Git().version_info  # noqa: B018 - runs git once: gitpython imports quietly without it
+    except Exception:
+        return None
+    return git
+
+
+def git_available() -> bool:
+    return _git_module() is not None
+
+
 @contextmanager
 def _git_errors(what: str) -> Iterator[None]:
+    git = _git_module()
     try:
         yield
     except git.GitCommandError as exc:
@@ -25,13 +46,17 @@ def _git_errors(what: str) -> Iterator[None]:
 class GitRepo:
     """A git working tree, seen through gitpython."""
 
-    def __init__(self, repo: git.Repo) -> None:
+    def __init__(self, repo: Any) -> None:
         self._repo = repo
         self.root = Path(repo.working_tree_dir or ".").resolve()
 
     @classmethod
     def find(cls, start: Path) -> GitRepo | None:
-        """The repository that contains ``start``, or None outside git (or in a bare repository)."""
+        """The repository that contains ``start``, or None outside git, in a bare repository, or when
+        git is not installed (then every file is reviewed whole)."""
+        git = _git_module()
+        if git is None:
+            return None
         try:
             repo = git.Repo(start, search_parent_directories=True)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -93,7 +118,7 @@ class GitRepo:
             self._repo.commit(base)
         try:
             bases = self._repo.merge_base(base, head)
-        except git.GitCommandError as exc:
+        except _git_module().GitCommandError as exc:
             bases = []
             if not self.is_shallow():
                 raise GitError(f"cannot find the merge base of {base} and {head}: {exc}") from exc

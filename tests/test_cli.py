@@ -95,6 +95,20 @@ def test_check_outside_git_reviews_whole_file(tmp_path: Path, monkeypatch: pytes
     assert "whole files (no git)" in out
 
 
+def test_without_git_installed_files_are_reviewed_whole(tmp_path: Path) -> None:
+    write_files(tmp_path, {"m.py": "import os\n"})
+    empty = tmp_path / "empty-path"
+    empty.mkdir()
+    env = {"PATH": str(empty), "HOME": str(tmp_path)}
+    command = [sys.executable, "-m", "coderefine", "check", "m.py", "--no-tests"]
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    assert "F401" in done.stdout and "no git" in done.stdout
+    staged = subprocess.run([*command[:4], "--staged"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert staged.returncode == 2
+    assert "git, which is not installed" in staged.stderr
+
+
 def test_check_syntax_error_is_a_signal_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_files(tmp_path, {"m.py": "def f(:\n"})
     monkeypatch.chdir(tmp_path)
