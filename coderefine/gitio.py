@@ -71,7 +71,7 @@ class GitRepo:
         return Path(self._repo.git_dir).resolve()
 
     def has_head(self) -> bool:
-        return self._repo.head.is_valid()
+        return bool(self._repo.head.is_valid())
 
     def is_shallow(self) -> bool:
         return (Path(self._repo.common_dir) / "shallow").exists()
