@@ -36,6 +36,7 @@ examples:
   git diff | coderefine check --patch -   signals of a patch
   coderefine fix app.py -m "handle empty input"   refine a change with the model and write it
   coderefine draft new.py --intent "parse ISO dates"   write new code, then refine it
+  coderefine install-hook                 run coderefine on every commit (or use pre-commit)
   coderefine undo                         restore the files of the last write
 
 exit codes: 0 clean, 1 findings remain, 2 usage or configuration error, 3 internal error,
@@ -143,6 +144,44 @@ def build_parser() -> argparse.ArgumentParser:
     draft.add_argument("file", type=Path, metavar="FILE", help="the Python file to write or extend")
     _add_model_options(draft)
     _add_signal_options(draft)
+
+    hook = commands.add_parser(
+        "hook",
+        help="the pre-commit hook: review the staged change of FILEs (default: every staged Python file)",
+        description="Review exactly what will be committed (the index), file by file, with a review "
+        "cache: a file reviewed before with the same content, intent, model and settings costs no model "
+        "call and no test run. Modes: fix (refine and write fixes; the hook then fails so you can review "
+        "and re-stage), check (critique only; exit 1 when issues at or above fail-on remain), signals "
+        "(no model: ruff, format, tests, syntax).",
+        epilog="The mode comes from --mode/--check, else hook-mode in [tool.coderefine] (default fix).\n"
+        "Skip the hook once: SKIP=coderefine git commit ...",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    hook.add_argument("files", nargs="*", type=Path, metavar="FILE", help="staged files to review")
+    hook.add_argument("--mode", choices=("fix", "check", "signals"), help="what the hook does")
+    hook.add_argument("--check", action="store_true", help="same as --mode check")
+    hook.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="limit for the whole hook (default 600)"
+    )
+    hook.add_argument(
+        "--commit-msg", action="store_true", help="the first FILE is the commit message: use it as the intent"
+    )
+    hook.add_argument("-m", "--intent", metavar="TEXT", help="what the change is meant to do")
+    hook.add_argument("--model", metavar="NAME", help="model name, or replay:FILE")
+    hook.add_argument(
+        "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
+    )
+
+    install = commands.add_parser(
+        "install-hook",
+        help="install coderefine as this repository's git pre-commit hook (without the pre-commit framework)",
+        description="Write .git/hooks/pre-commit (or core.hooksPath) running 'coderefine hook'. An existing "
+        "hook that is not coderefine's is kept unless --force.",
+    )
+    install.add_argument("--force", action="store_true", help="replace an existing hook")
+
+    cache = commands.add_parser("cache", help="show or clear the review cache")
+    cache.add_argument("action", choices=("info", "clear"), nargs="?", default="info")
 
     undo = commands.add_parser(
         "undo",
@@ -279,6 +318,102 @@ def _command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     return EXIT_CLEAN
 
 
+_SKIP_HINT = (
+    " To commit now without coderefine: SKIP=coderefine git commit ... ; to run the hook without a model "
+    '(signals only): hook-mode = "signals" in [tool.coderefine], or CODEREFINE_HOOK_MODE=signals.'
+)
+
+
+def commit_message_intent(text: str) -> str:
+    """The commit message without git's comment lines and anything below the scissors line."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("# ------------------------ >8 ------------------------"):
+            break
+        if not line.startswith("#"):
+            lines.append(line)
+    return "\n".join(lines).strip()
+
+
+def _command_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.cache import ReviewCache
+    from coderefine.config import load_settings
+    from coderefine.errors import GitError, InputError, ModelError
+    from coderefine.gitio import GitRepo
+    from coderefine.hook import Hook
+    from coderefine.models.factory import make_model
+    from coderefine.runner import SubprocessRunner
+
+    cwd = Path.cwd()
+    repo = GitRepo.find(cwd)
+    if repo is None:
+        raise GitError("the hook reviews what is staged: run it inside a git repository")
+    flags = _flags(args)
+    if args.check:
+        flags["hook_mode"] = "check"
+    if args.mode:
+        flags["hook_mode"] = args.mode
+    if args.timeout is not None:
+        flags["hook_timeout"] = args.timeout
+    settings = load_settings(repo.root, os.environ, flags)
+    files = list(args.files)
+    intent = args.intent or settings.intent
+    if args.commit_msg:
+        if not files:
+            raise InputError("--commit-msg needs the commit message file (pre-commit passes it)")
+        message_file = files.pop(0)
+        try:
+            message = commit_message_intent(message_file.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise InputError(f"{message_file}: cannot read the commit message ({exc.strerror})") from exc
+        intent = message or intent
+    hook = Hook(
+        repo,
+        settings,
+        mode=settings.hook_mode,  # type: ignore[arg-type]
+        intent=intent,
+        model_factory=lambda: make_model(settings.model, settings, os.environ),
+        runner=SubprocessRunner(),
+        environ=os.environ,
+        cache=ReviewCache.for_project(repo.root, repo.git_dir, settings.cache_max_entries),
+    )
+    try:
+        result = hook.run(files, cwd=cwd, timeout=settings.hook_timeout)
+    except ModelError as exc:
+        raise ModelError(f"{exc}.{_SKIP_HINT}") from exc
+    out.write(result.render())
+    return result.exit_code
+
+
+def _command_install_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.errors import GitError
+    from coderefine.githook import install_hook
+    from coderefine.gitio import GitRepo
+
+    repo = GitRepo.find(Path.cwd())
+    if repo is None:
+        raise GitError("install-hook needs a git repository; run it inside one")
+    target = install_hook(repo.hooks_dir(), sys.executable, args.force)
+    out.write(f"coderefine: installed {target}; skip it once with SKIP=coderefine git commit ...\n")
+    return EXIT_CLEAN
+
+
+def _command_cache(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.cache import ReviewCache
+    from coderefine.change import project_root
+    from coderefine.gitio import GitRepo
+
+    cwd = Path.cwd()
+    repo = GitRepo.find(cwd)
+    root = project_root(cwd, repo)
+    cache = ReviewCache.for_project(root, repo.git_dir if repo else None, 1)
+    if args.action == "clear":
+        out.write(f"coderefine cache: removed {cache.clear()} entries from {cache.folder}\n")
+    else:
+        out.write(f"coderefine cache: {len(cache)} entries in {cache.folder}\n")
+    return EXIT_CLEAN
+
+
 def _command_undo(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.change import project_root
     from coderefine.gitio import GitRepo
@@ -293,7 +428,15 @@ def _command_undo(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     return EXIT_CLEAN
 
 
-_COMMANDS = {"check": _command_check, "fix": _command_fix, "draft": _command_fix, "undo": _command_undo}
+_COMMANDS = {
+    "check": _command_check,
+    "fix": _command_fix,
+    "draft": _command_fix,
+    "hook": _command_hook,
+    "install-hook": _command_install_hook,
+    "cache": _command_cache,
+    "undo": _command_undo,
+}
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, stdin: TextIO | None = None) -> int:

@@ -46,6 +46,10 @@ class Settings:
     model_timeout: float = 120.0
     model_retries: int = 2
     fail_on: str = "warning"
+    hook_mode: str = "fix"
+    hook_timeout: float = 600.0
+    jobs: int = 4
+    cache_max_entries: int = 2_000
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def describe(self) -> dict[str, object]:
@@ -54,7 +58,10 @@ class Settings:
         return {"values": data, "sources": dict(self.sources)}
 
 
-_CHOICES: dict[str, tuple[str, ...]] = {"fail_on": ("error", "warning", "info", "never")}
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "fail_on": ("error", "warning", "info", "never"),
+    "hook_mode": ("fix", "check", "signals"),
+}
 _MINIMUMS: dict[str, float] = {
     "rounds": 1,
     "test_timeout": 0.1,
@@ -65,6 +72,9 @@ _MINIMUMS: dict[str, float] = {
     "max_output_tokens": 256,
     "model_timeout": 1,
     "model_retries": 0,
+    "hook_timeout": 0,
+    "jobs": 1,
+    "cache_max_entries": 10,
 }
 
 

@@ -110,3 +110,7 @@ class BudgetExceededError(CoderefineError):
     """The token or cost budget would be exceeded by another call."""
 
     exit_code = EXIT_FINDINGS
+
+
+class TimeLimitError(BudgetExceededError):
+    """The run's time limit (the hook's --timeout) is reached."""

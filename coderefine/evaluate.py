@@ -8,9 +8,10 @@ check's libcst import overlaps them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 
 from coderefine.change import Change
@@ -73,8 +74,12 @@ class Evaluator:
         runner: Runner,
         environ: Mapping[str, str],
         project_files: Sequence[str],
+        populate_tree: Callable[[Path], None] | None = None,
     ) -> None:
+        """``populate_tree`` fills an isolated tree instead of copying ``project_files`` from the
+        working tree (for a staged change: the git index, so that tests see what will be committed)."""
         self._change = change
+        self._populate = populate_tree
         self._settings = settings
         self._files = list(project_files)
         self._ruff = RuffSignals(runner, settings.ruff_select, settings.ruff_format)
@@ -156,9 +161,15 @@ class Evaluator:
         else:
             tree = self._trees.get(which)
             if tree is None:
-                added = {f.path for f in self._change.files if f.kind == "added"}
-                files = [rel for rel in self._files if which != "baseline" or rel not in added]
-                tree = self._trees[which] = IsolatedTree(self._change.root, files, data)
+                added = (
+                    {f.path for f in self._change.files if f.kind == "added"}
+                    if which == "baseline"
+                    else set()
+                )
+                files = [rel for rel in self._files if rel not in added]
+                tree = self._trees[which] = IsolatedTree(
+                    self._change.root, files, data, populate=self._populate, remove=added
+                )
             else:
                 tree.write_all(data)
             return self._pool.submit(self._pytest.collect, tree.path, list(tests))

@@ -54,25 +54,37 @@ def run_refine(
         return refine(change, settings, model, evaluator, intent=intent, draft=draft, progress=progress)
 
 
-def write_result(result: RefineResult, journal: Journal) -> tuple[tuple[str, ...], str]:
-    """Write the changed files of ``result`` atomically, with an undo journal entry.
-
-    A file that changed on disk while the run was going is not overwritten: nothing is written then.
-    """
+def pending_writes(result: RefineResult) -> tuple[list[FileWrite], list[str]]:
+    """The writes of ``result``'s changed files, and the paths that changed on disk during the run
+    (or, for a staged change, hold unstaged work): those must not be overwritten."""
     root: Path = result.change.root
     writes: list[FileWrite] = []
+    conflicts: list[str] = []
     for path in result.changed_paths():
         file = result.change.file(path)
         target = root / path
         on_disk = target.read_bytes() if target.exists() else None
         expected = (
-            file.after.encode(result.original[path]) if (file.kind != "added" or target.exists()) else None
+            None if file.kind == "added" and not target.exists() else file.after.encode(result.original[path])
         )
         if on_disk != expected:
-            raise WriteError(
-                f"{path} changed while coderefine was running; nothing was written. Run coderefine again."
-            )
+            conflicts.append(path)
+            continue
         writes.append(FileWrite(path, on_disk, file.after.encode(result.final[path])))
+    return writes, conflicts
+
+
+def write_result(result: RefineResult, journal: Journal) -> tuple[tuple[str, ...], str]:
+    """Write the changed files of ``result`` atomically, with an undo journal entry.
+
+    A file that changed on disk while the run was going is not overwritten: nothing is written then.
+    """
+    writes, conflicts = pending_writes(result)
+    if conflicts:
+        raise WriteError(
+            f"{', '.join(conflicts)} changed while coderefine was running; nothing was written. "
+            "Run coderefine again."
+        )
     if not writes:
         return (), ""
     entry = journal.write(writes)

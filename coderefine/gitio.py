@@ -147,3 +147,16 @@ class GitRepo:
         with _git_errors("cannot list the project's files"):
             out = self._repo.git.ls_files("--cached", "--others", "--exclude-standard", "-z")
         return sorted({p for p in out.split("\0") if p})
+
+    def export_index(self, dest: Path) -> None:
+        """Write every file of the index (what the next commit will hold) below ``dest``."""
+        prefix = str(dest).rstrip("/") + "/"
+        with _git_errors("cannot export the index"):
+            self._repo.git.checkout_index("--all", "--force", f"--prefix={prefix}")
+
+    def hooks_dir(self) -> Path:
+        """Where git looks for hooks (honours core.hooksPath)."""
+        with _git_errors("cannot find the hooks folder"):
+            out = self._repo.git.rev_parse("--git-path", "hooks")
+        path = Path(out.strip())
+        return path if path.is_absolute() else (self.root / path).resolve()

@@ -17,7 +17,7 @@ from coderefine.change import Change
 from coderefine.config import Settings
 from coderefine.critique import Critique, CritiqueError, parse_critique
 from coderefine.edits import EditError, apply_edits, parse_edit_blocks
-from coderefine.errors import BudgetExceededError
+from coderefine.errors import BudgetExceededError, TimeLimitError
 from coderefine.evaluate import Evaluation
 from coderefine.gate import run_gate
 from coderefine.models.base import Model, ModelReply, ModelRequest, Role, Usage
@@ -26,8 +26,20 @@ from coderefine.prompting import PromptBuilder
 from coderefine.signals.base import SEVERITY_RANK, Comparison
 from coderefine.symbols import changed_symbols
 
-StopReason = Literal["passed", "clean", "no-progress", "repeated", "rounds", "budget", "gate"]
-Outcome = Literal["passed", "accepted", "rejected", "edit-failed", "gate-failed", "no-edits", "budget"]
+StopReason = Literal[
+    "passed", "clean", "no-progress", "repeated", "rounds", "budget", "timeout", "gate", "reviewed"
+]
+Outcome = Literal[
+    "passed",
+    "accepted",
+    "rejected",
+    "edit-failed",
+    "gate-failed",
+    "no-edits",
+    "budget",
+    "timeout",
+    "reviewed",
+]
 
 
 class Evaluates(Protocol):
@@ -112,6 +124,7 @@ class _Ledger:
 
     settings: Settings
     clock: Callable[[], float]
+    deadline: float | None = None
     usage: dict[str, Usage] = field(default_factory=dict)
     cost: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
@@ -124,7 +137,9 @@ class _Ledger:
         self.cost += cost_of(reply.model, reply.usage)
 
     def allow(self, request: ModelRequest) -> None:
-        """Refuse a call that could take the run past its token or cost budget."""
+        """Refuse a call that could take the run past its token, cost or time budget."""
+        if self.deadline is not None and self.clock() >= self.deadline:
+            raise TimeLimitError("the time limit was reached")
         estimate = len(request.prompt_text()) // 3 + request.max_tokens
         max_tokens, max_cost = self.settings.max_tokens, self.settings.max_cost
         if max_tokens and self.tokens() + estimate > max_tokens:
@@ -148,6 +163,7 @@ class _Run:
         intent: str,
         progress: Progress,
         clock: Callable[[], float],
+        deadline: float | None = None,
     ) -> None:
         self.change = change
         self.settings = settings
@@ -155,7 +171,7 @@ class _Run:
         self.evaluator = evaluator
         self.intent = intent
         self.progress = progress
-        self.ledger = _Ledger(settings, clock)
+        self.ledger = _Ledger(settings, clock, deadline)
         self.prompts = PromptBuilder(settings.max_output_tokens)
         self.allowed = list(change.paths)
         self.original = {f.path: f.after.text for f in change.files}
@@ -256,12 +272,23 @@ def refine(
     draft: bool = False,
     progress: Progress | None = None,
     clock: Callable[[], float] = time.monotonic,
+    deadline: float | None = None,
 ) -> RefineResult:
     """Refine ``change`` with ``model`` for at most ``settings.rounds`` rounds; keep the best candidate.
 
-    With ``draft``, the author first writes the change from the intent (the files may be empty).
+    With ``draft``, the author first writes the change from the intent (the files may be empty). No model
+    call starts after ``deadline`` (a ``clock()`` value); the run then stops with reason "timeout".
     """
-    run = _Run(change, settings, model, evaluator, intent or settings.intent, progress or NoProgress(), clock)
+    run = _Run(
+        change,
+        settings,
+        model,
+        evaluator,
+        intent or settings.intent,
+        progress or NoProgress(),
+        clock,
+        deadline,
+    )
     texts = dict(run.original)
     initial = current = run.evaluate(texts, 0)
     rounds: list[RoundRecord] = []
@@ -275,8 +302,9 @@ def refine(
             request = run.prompts.author(texts, intent=run.intent)
             candidate, changed = run.edit(request, texts, 0)
         except BudgetExceededError as exc:
-            rounds.append(RoundRecord(0, None, "budget", current.comparison, note=str(exc)))
-            return _result(run, texts, initial, current, rounds, "budget", drafted, None)
+            reason = _budget_reason(exc)
+            rounds.append(RoundRecord(0, None, reason, current.comparison, note=str(exc)))
+            return _result(run, texts, initial, current, rounds, reason, drafted, None)
         except RejectedEdit as exc:
             rounds.append(RoundRecord(0, None, exc.kind, current.comparison, note=exc.feedback))
             return _result(run, texts, initial, current, rounds, "gate", drafted, None)
@@ -291,8 +319,8 @@ def refine(
         try:
             critique = run.critique(texts, current, number)
         except BudgetExceededError as exc:
-            rounds.append(RoundRecord(number, None, "budget", current.comparison, note=str(exc)))
-            stop = "budget"
+            stop = _budget_reason(exc)
+            rounds.append(RoundRecord(number, None, stop, current.comparison, note=str(exc)))
             break
         except CritiqueError as exc:
             rounds.append(
@@ -312,8 +340,8 @@ def refine(
             )
             candidate, changed = run.edit(request, texts, number)
         except BudgetExceededError as exc:
-            rounds.append(RoundRecord(number, critique, "budget", current.comparison, note=str(exc)))
-            stop = "budget"
+            stop = _budget_reason(exc)
+            rounds.append(RoundRecord(number, critique, stop, current.comparison, note=str(exc)))
             break
         except RejectedEdit as exc:
             rounds.append(RoundRecord(number, critique, exc.kind, current.comparison, note=exc.feedback))
@@ -362,6 +390,42 @@ def refine(
         )
         texts, current = candidate, evaluation
     return _result(run, texts, initial, current, rounds, stop, drafted, last_critique)
+
+
+def _budget_reason(exc: BudgetExceededError) -> Literal["budget", "timeout"]:
+    return "timeout" if isinstance(exc, TimeLimitError) else "budget"
+
+
+def review(
+    change: Change,
+    settings: Settings,
+    model: Model,
+    evaluator: Evaluates,
+    *,
+    intent: str | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    deadline: float | None = None,
+) -> RefineResult:
+    """Critique only: the signals and one critique of the change; nothing is revised or written."""
+    run = _Run(change, settings, model, evaluator, intent or settings.intent, NoProgress(), clock, deadline)
+    texts = dict(run.original)
+    current = run.evaluate(texts, 0)
+    try:
+        critique = run.critique(texts, current, 1)
+    except BudgetExceededError as exc:
+        reason = _budget_reason(exc)
+        record = RoundRecord(1, None, reason, current.comparison, note=str(exc))
+        return _result(run, texts, current, current, [record], reason, False, None)
+    except CritiqueError as exc:
+        record = RoundRecord(1, None, "rejected", current.comparison, note=f"critique unusable: {exc}")
+        return _result(run, texts, current, current, [record], "no-progress", False, None)
+    passed = blocking(current.comparison, settings.fail_on) == 0 and (
+        critique.verdict == "pass" or not critique.issues
+    )
+    record = RoundRecord(1, critique, "passed" if passed else "reviewed", current.comparison)
+    return _result(
+        run, texts, current, current, [record], "passed" if passed else "reviewed", False, critique
+    )
 
 
 def _result(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
@@ -57,11 +57,23 @@ class IsolatedTree:
     """A temporary copy of the project; a context manager that removes it on exit."""
 
     def __init__(
-        self, root: Path, files: Iterable[str], overrides: Mapping[str, bytes] | None = None
+        self,
+        root: Path,
+        files: Iterable[str],
+        overrides: Mapping[str, bytes] | None = None,
+        populate: Callable[[Path], None] | None = None,
+        remove: Iterable[str] = (),
     ) -> None:
+        """Copy ``files`` from ``root`` (or let ``populate`` fill the copy, e.g. from the git index),
+        then drop ``remove`` and write ``overrides``."""
         self._dir = tempfile.TemporaryDirectory(prefix="coderefine-tree-")
         self.path = Path(self._dir.name) / root.name
         self.path.mkdir()
+        if populate is not None:
+            populate(self.path)
+            files = ()
+        for rel in remove:
+            (self.path / rel).unlink(missing_ok=True)
         for rel in files:
             source = root / rel
             target = self.path / rel

@@ -1,0 +1,260 @@
+"""The pre-commit door: review exactly what will be committed, file by file, with a review cache.
+
+Each staged Python file is reviewed on its own, so that an unchanged file costs nothing on the next
+commit (its cached verdict is reused: no model call, no test run) and files are reviewed concurrently
+(``jobs`` at a time). Tests run in a tree exported from the git index, never the working tree. In fix
+mode a fix is written to the working-tree file only when that file holds exactly the staged content
+(pre-commit stashes unstaged work; the plain git hook does not), so unstaged work is never touched; the
+hook then fails, as ``ruff --fix`` does, and the user reviews and re-stages.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from coderefine import __version__
+from coderefine.cache import ReviewCache, cache_key, content_hash
+from coderefine.change import Change, from_staged
+from coderefine.check import CheckResult
+from coderefine.config import Settings
+from coderefine.evaluate import Evaluator
+from coderefine.fix import FixOutcome, pending_writes
+from coderefine.gitio import GitRepo
+from coderefine.loop import RefineResult, refine, review
+from coderefine.models.base import Model
+from coderefine.prompting import PROTOCOL_VERSION
+from coderefine.report.refine import final_diff
+from coderefine.report.text import signal_line
+from coderefine.runner import Runner
+from coderefine.signals.base import SEVERITY_RANK
+from coderefine.writes import FileWrite, Journal
+
+Mode = Literal["fix", "check", "signals"]
+Status = Literal["clean", "fixed", "findings", "skipped", "not-written"]
+
+
+@dataclass(frozen=True)
+class FileVerdict:
+    path: str
+    status: Status
+    lines: tuple[str, ...] = ()
+    cached: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("fixed", "findings", "not-written")
+
+
+@dataclass(frozen=True)
+class HookResult:
+    verdicts: tuple[FileVerdict, ...]
+    written: tuple[str, ...] = ()
+    model_used: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if any(v.failed for v in self.verdicts) else 0
+
+    def render(self) -> str:
+        lines: list[str] = []
+        for verdict in self.verdicts:
+            tag = " (cached)" if verdict.cached else ""
+            lines.append(f"{verdict.path}: {verdict.status}{tag}")
+            lines.extend("  " + line for line in verdict.lines)
+        skipped = [v.path for v in self.verdicts if v.status == "skipped"]
+        if skipped:
+            lines.append(f"time limit reached: skipped {', '.join(skipped)} (nothing written for them)")
+        if self.written:
+            lines.append(
+                f"coderefine wrote fixes to {', '.join(self.written)}: review them, "
+                "'git add' them and commit again ('coderefine undo' restores the previous version)"
+            )
+        cached = sum(1 for v in self.verdicts if v.cached)
+        lines.append(f"coderefine hook: {len(self.verdicts)} file(s), {cached} from the cache")
+        return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class _Work:
+    """The outcome of one file's review before anything is written."""
+
+    verdict: FileVerdict
+    key: str
+    writes: tuple[FileWrite, ...] = ()
+    final_key: str | None = None  # the cache key of the fixed content, when the critic passed it
+
+
+class Hook:
+    def __init__(
+        self,
+        repo: GitRepo,
+        settings: Settings,
+        *,
+        mode: Mode,
+        intent: str,
+        model_factory: Callable[[], Model],
+        runner: Runner,
+        environ: Mapping[str, str],
+        cache: ReviewCache,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._repo = repo
+        self._settings = settings
+        self._mode = mode
+        self._intent = intent
+        self._model_factory = model_factory
+        self._model: Model | None = None
+        self._runner = runner
+        self._environ = environ
+        self._cache = cache
+        self._clock = clock
+
+    def run(self, paths: Sequence[Path], *, cwd: Path, timeout: float) -> HookResult:
+        """Review the staged content of ``paths`` (all staged Python files when empty)."""
+        max_bytes = self._settings.max_file_kib * 1024
+        change = from_staged(paths or None, cwd=cwd, repo=self._repo, max_bytes=max_bytes)
+        deadline = self._clock() + timeout if timeout else None
+        singles = [Change(change.root, (f,), "staged") for f in change.files]
+        keys = {c.files[0].path: self._key(c.files[0].path, c) for c in singles}
+        works: dict[str, _Work] = {}
+        misses: list[Change] = []
+        for single in singles:
+            path = single.files[0].path
+            hit = self._cache.get(keys[path])
+            if hit is not None:
+                verdict = FileVerdict(
+                    path, hit.get("status", "clean"), tuple(hit.get("lines", ())), cached=True
+                )
+                works[path] = _Work(verdict, keys[path])
+            else:
+                misses.append(single)
+        if misses and self._mode != "signals":
+            self._model = self._model_factory()
+        files = self._repo.project_files()
+        with ThreadPoolExecutor(max_workers=self._settings.jobs) as pool:
+            futures: dict[str, Future[_Work]] = {
+                c.files[0].path: pool.submit(self._review, c, keys[c.files[0].path], files, deadline)
+                for c in misses
+            }
+            try:
+                for path, future in futures.items():
+                    works[path] = future.result()
+            except BaseException:
+                for future in futures.values():
+                    future.cancel()
+                raise
+        ordered = [works[f.path] for f in change.files]
+        written = self._write(ordered)
+        for work in ordered:
+            if work.verdict.status in ("clean", "findings") and not work.verdict.cached:
+                self._remember(work.key, work.verdict)
+            if work.final_key and work.verdict.path in written:
+                self._remember(
+                    work.final_key, FileVerdict(work.verdict.path, "clean", ("passed by the critic",))
+                )
+        return HookResult(tuple(w.verdict for w in ordered), written, self._model is not None)
+
+    def _remember(self, key: str, verdict: FileVerdict) -> None:
+        self._cache.put(key, {"status": verdict.status, "lines": list(verdict.lines), "path": verdict.path})
+
+    def _key(self, path: str, change: Change, after: str | None = None) -> str:
+        file = change.files[0]
+        settings = self._settings
+        return cache_key(
+            {
+                "coderefine": __version__,
+                "protocol": PROTOCOL_VERSION,
+                "mode": self._mode,
+                "model": settings.model if self._mode != "signals" else None,
+                "intent": self._intent,
+                "settings": [
+                    settings.rounds,
+                    settings.ruff_select,
+                    settings.ruff_format,
+                    settings.tests,
+                    settings.test_command,
+                    settings.python,
+                    settings.fail_on,
+                    settings.test_timeout,
+                ],
+                "path": path,
+                "before": content_hash(file.before.text) if file.before else None,
+                "after": content_hash(after if after is not None else file.after.text),
+            }
+        )
+
+    def _review(self, change: Change, key: str, files: Sequence[str], deadline: float | None) -> _Work:
+        path = change.files[0].path
+        if deadline is not None and self._clock() >= deadline:
+            return _Work(FileVerdict(path, "skipped"), key)
+        with Evaluator(
+            change, self._settings, self._runner, self._environ, files, populate_tree=self._repo.export_index
+        ) as evaluator:
+            if self._mode == "signals":
+                evaluator.start_baseline()
+                evaluation = evaluator.evaluate({path: change.files[0].after.text})
+                result = CheckResult(change, evaluation, tuple(evaluator.tests))
+                failing = result.failed(self._settings.fail_on)
+                lines = tuple(signal_line(s) for s in evaluation.comparison.introduced)
+                lines += tuple(f"{s.source} did not run: {s.note}" for s in evaluation.comparison.missing())
+                return _Work(FileVerdict(path, "findings" if failing else "clean", lines), key)
+            assert self._model is not None
+            if self._mode == "check":
+                reviewed = review(
+                    change, self._settings, self._model, evaluator, intent=self._intent, deadline=deadline
+                )
+                return self._check_work(reviewed, key)
+            refined = refine(
+                change, self._settings, self._model, evaluator, intent=self._intent, deadline=deadline
+            )
+            return self._fix_work(refined, key)
+
+    def _findings(self, result: RefineResult) -> tuple[str, ...]:
+        floor = SEVERITY_RANK.get(self._settings.fail_on, 4)
+        lines = [signal_line(s) for s in result.evaluation.comparison.introduced]
+        lines += [f"{s.source} did not run: {s.note}" for s in result.evaluation.comparison.missing()]
+        if result.critique is not None and result.stop != "passed":
+            for issue in result.critique.issues:
+                if SEVERITY_RANK[issue.severity] >= floor:
+                    lines.append(
+                        f"{issue.path}:{issue.line}: [{issue.severity}] {issue.title} — {issue.suggestion}"
+                    )
+        return tuple(lines)
+
+    def _check_work(self, result: RefineResult, key: str) -> _Work:
+        path = result.change.files[0].path
+        if result.stop == "timeout":
+            return _Work(FileVerdict(path, "skipped"), key)
+        findings = FixOutcome(result).findings_remain(self._settings.fail_on)
+        status: Status = "findings" if findings else "clean"
+        return _Work(FileVerdict(path, status, self._findings(result) if findings else ()), key)
+
+    def _fix_work(self, result: RefineResult, key: str) -> _Work:
+        path = result.change.files[0].path
+        if result.stop == "timeout":
+            return _Work(FileVerdict(path, "skipped"), key)
+        findings = FixOutcome(result).findings_remain(self._settings.fail_on)
+        lines = self._findings(result) if findings else ()
+        if not result.changed:
+            return _Work(FileVerdict(path, "findings" if findings else "clean", lines), key)
+        writes, conflicts = pending_writes(result)
+        diff = tuple(final_diff(result).rstrip("\n").splitlines())
+        if conflicts:
+            note = "not written: the file has unstaged changes; stage or stash them and commit again"
+            return _Work(FileVerdict(path, "not-written", (note, *lines, *diff)), key)
+        final_key = None
+        if result.stop == "passed":
+            final_key = self._key(path, result.change, after=result.final[path])
+        return _Work(FileVerdict(path, "fixed", (*lines, *diff)), key, tuple(writes), final_key)
+
+    def _write(self, works: Sequence[_Work]) -> tuple[str, ...]:
+        writes = [w for work in works for w in work.writes]
+        if not writes:
+            return ()
+        Journal.for_project(self._repo.root, self._repo.git_dir).write(writes)
+        return tuple(w.path for w in writes)
