@@ -258,12 +258,108 @@ def bench_tokens(runs: int) -> list[Row]:
     )
 
 
+def bench_hook(runs: int) -> list[Row]:
+    import json
+
+    from tests.conftest import SMALL_PROJECT
+    from tests.test_loop import BUGGY, PASS
+
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        root = make_project(Path(scratch), files=SMALL_PROJECT)
+        (root / "pkg" / "mod.py").write_text(BUGGY)
+        subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+        replay = Path(scratch) / "replay.jsonl"
+        replay.write_text(json.dumps({"role": "critic", "reply": {"tool_input": PASS}}) + "\n")
+        env = dict(os.environ)
+        subprocess.run(
+            coderefine_cmd("hook", "--check", "--model", f"replay:{replay}"),
+            cwd=root,
+            env=env,
+            capture_output=True,
+        )
+        replay.write_text("")  # from now on any model call would fail the run
+
+        def hit() -> None:
+            done = subprocess.run(
+                coderefine_cmd("hook", "--check", "--model", f"replay:{replay}"),
+                cwd=root,
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            assert "1 from the cache" in done.stdout, done.stdout + done.stderr
+
+        seconds = median_of(runs, hit)
+        rows.append(
+            Row(
+                "hook on a reviewed file (cache hit)",
+                seconds * 1000,
+                "ms",
+                "< 200 ms",
+                seconds < 0.2,
+                "0 model calls, 0 test runs",
+            )
+        )
+
+    from coderefine.cache import ReviewCache
+    from coderefine.config import Settings
+    from coderefine.gitio import GitRepo
+    from coderefine.hook import Hook
+    from coderefine.models.scripted import ScriptedModel
+    from coderefine.runner import SubprocessRunner
+
+    latency = 0.5
+    for jobs in (1, 4):
+        with tempfile.TemporaryDirectory() as scratch:
+            files = {f"pkg/m{n}.py": f"def f{n}(x):\n    return x + {n}\n" for n in range(20)}
+            root = make_project(Path(scratch), files={"pkg/__init__.py": ""})
+            for rel, text in files.items():
+                (root / rel).write_text(text)
+            subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+
+            def critic(request: object) -> dict[str, object]:
+                time.sleep(latency)
+                return PASS
+
+            model = ScriptedModel([critic] * 20)
+            repo = GitRepo.find(root)
+            assert repo is not None
+            settings = Settings(tests=False, jobs=jobs)
+            hook = Hook(
+                repo,
+                settings,
+                mode="check",
+                intent="i",
+                model_factory=lambda m=model: m,  # type: ignore[misc]
+                runner=SubprocessRunner(),
+                environ=dict(os.environ),
+                cache=ReviewCache(Path(scratch) / "cache", 100),
+            )
+            start = time.perf_counter()
+            result = hook.run([], cwd=root, timeout=0)
+            seconds = time.perf_counter() - start
+            assert result.exit_code == 0 and len(result.verdicts) == 20
+            rows.append(
+                Row(
+                    f"hook on 20 changed files, {latency:g}s model, jobs={jobs}",
+                    seconds * 1000,
+                    "ms",
+                    "",
+                    None,
+                    f"serial model time {20 * latency:g}s",
+                )
+            )
+    return rows
+
+
 BENCHMARKS: dict[str, Callable[[int], list[Row]]] = {
     "startup": bench_startup,
     "gate": bench_gate,
     "check": bench_check,
     "round": bench_round,
     "tokens": bench_tokens,
+    "hook": bench_hook,
 }
 
 

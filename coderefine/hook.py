@@ -15,24 +15,23 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from coderefine import __version__
 from coderefine.cache import ReviewCache, cache_key, content_hash
 from coderefine.change import Change, from_staged
-from coderefine.check import CheckResult
 from coderefine.config import Settings
-from coderefine.evaluate import Evaluator
-from coderefine.fix import FixOutcome, pending_writes
 from coderefine.gitio import GitRepo
-from coderefine.loop import RefineResult, refine, review
-from coderefine.models.base import Model
-from coderefine.prompting import PROTOCOL_VERSION
-from coderefine.report.refine import final_diff
-from coderefine.report.text import signal_line
 from coderefine.runner import Runner
-from coderefine.signals.base import SEVERITY_RANK
 from coderefine.writes import FileWrite, Journal
+
+if TYPE_CHECKING:
+    from coderefine.loop import RefineResult
+    from coderefine.models.base import Model
+
+# The version of the prompts and formats; part of every cache key. Kept equal to
+# coderefine.prompting.PROTOCOL_VERSION (a test checks it) so that a cache hit imports nothing more.
+PROTOCOL_VERSION = "1"
 
 Mode = Literal["fix", "check", "signals"]
 Status = Literal["clean", "fixed", "findings", "skipped", "not-written"]
@@ -189,6 +188,12 @@ class Hook:
         )
 
     def _review(self, change: Change, key: str, files: Sequence[str], deadline: float | None) -> _Work:
+        # Imported here: a run where every file is a cache hit never needs them.
+        from coderefine.check import CheckResult
+        from coderefine.evaluate import Evaluator
+        from coderefine.loop import refine, review
+        from coderefine.report.text import signal_line
+
         path = change.files[0].path
         if deadline is not None and self._clock() >= deadline:
             return _Work(FileVerdict(path, "skipped"), key)
@@ -215,6 +220,9 @@ class Hook:
             return self._fix_work(refined, key)
 
     def _findings(self, result: RefineResult) -> tuple[str, ...]:
+        from coderefine.report.text import signal_line
+        from coderefine.signals.base import SEVERITY_RANK
+
         floor = SEVERITY_RANK.get(self._settings.fail_on, 4)
         lines = [signal_line(s) for s in result.evaluation.comparison.introduced]
         lines += [f"{s.source} did not run: {s.note}" for s in result.evaluation.comparison.missing()]
@@ -227,6 +235,8 @@ class Hook:
         return tuple(lines)
 
     def _check_work(self, result: RefineResult, key: str) -> _Work:
+        from coderefine.fix import FixOutcome
+
         path = result.change.files[0].path
         if result.stop == "timeout":
             return _Work(FileVerdict(path, "skipped"), key)
@@ -235,6 +245,9 @@ class Hook:
         return _Work(FileVerdict(path, status, self._findings(result) if findings else ()), key)
 
     def _fix_work(self, result: RefineResult, key: str) -> _Work:
+        from coderefine.fix import FixOutcome, pending_writes
+        from coderefine.report.refine import final_diff
+
         path = result.change.files[0].path
         if result.stop == "timeout":
             return _Work(FileVerdict(path, "skipped"), key)
