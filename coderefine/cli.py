@@ -36,6 +36,7 @@ examples:
   git diff | coderefine check --patch -   signals of a patch
   coderefine fix app.py -m "handle empty input"   refine a change with the model and write it
   coderefine draft new.py --intent "parse ISO dates"   write new code, then refine it
+  coderefine review --base origin/main    CI: review a branch, with verified suggestions
   coderefine install-hook                 run coderefine on every commit (or use pre-commit)
   coderefine undo                         restore the files of the last write
 
@@ -170,6 +171,47 @@ def build_parser() -> argparse.ArgumentParser:
     hook.add_argument("--model", metavar="NAME", help="model name, or replay:FILE")
     hook.add_argument(
         "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
+    )
+
+    review = commands.add_parser(
+        "review",
+        help="CI: review a branch's change and publish findings with verified fixes; never writes",
+        description="Review the change from the merge base of --base to --head (default HEAD). The critic "
+        "sees what the change introduced (new ruff diagnostics, tests that fail on head) and the hunks; "
+        "for each issue the reviser proposes a fix, offered as a suggestion only when it applies to the "
+        "head, passes the gate, and no signal gets worse. The intent comes from the pull request (title "
+        "and body, GITHUB_EVENT_PATH), else the commit messages, else --intent. Without an API key the "
+        "model step is skipped and the signals are still reported.",
+        epilog="examples:\n"
+        "  coderefine review --base origin/main\n"
+        "  coderefine review --base origin/main --format github --format sarif=coderefine.sarif\n"
+        "  coderefine review --base origin/main --github-review --fail-on error\n"
+        "formats: text, json, markdown, sarif, github (annotations + job summary), gitlab (code quality)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    review.add_argument("--base", required=True, metavar="REF", help="the branch the change goes into")
+    review.add_argument("--head", default="HEAD", metavar="REF", help="the head of the change (default HEAD)")
+    review.add_argument(
+        "--format", dest="output", action="append", metavar="FORMAT[=FILE]", help="an output; repeat for more"
+    )
+    review.add_argument(
+        "--github-review", action="store_true", help="publish a pull request review (GITHUB_TOKEN)"
+    )
+    review.add_argument("--no-model", action="store_true", help="signals only")
+    review.add_argument(
+        "--require-model",
+        action="store_true",
+        help="fail (exit 2) instead of skipping the model without a key",
+    )
+    review.add_argument(
+        "-m", "--intent", metavar="TEXT", help="the intent when there is no PR text and no commit message"
+    )
+    review.add_argument("--model", metavar="NAME", help="model name, or replay:FILE")
+    review.add_argument(
+        "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
+    )
+    review.add_argument(
+        "--fail-on", choices=("error", "warning", "info", "never"), help="lowest severity that fails the job"
     )
 
     install = commands.add_parser(
@@ -414,6 +456,100 @@ def _command_cache(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     return EXIT_CLEAN
 
 
+_REVIEW_FORMATS = ("text", "json", "markdown", "sarif", "github", "gitlab")
+
+
+def _parse_outputs(values: list[str] | None) -> list[tuple[str, str | None]]:
+    from coderefine.errors import UsageError
+
+    outputs: list[tuple[str, str | None]] = []
+    for value in values or ["text"]:
+        name, _, path = value.partition("=")
+        if name not in _REVIEW_FORMATS:
+            raise UsageError(
+                f"unknown format '{name}'; choose from {', '.join(_REVIEW_FORMATS)} (FORMAT or FORMAT=FILE)"
+            )
+        outputs.append((name, path or None))
+    return outputs
+
+
+def _command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.change import from_branch
+    from coderefine.config import load_settings
+    from coderefine.errors import GitError, MissingKeyError
+    from coderefine.gitio import GitRepo
+    from coderefine.models.factory import make_model
+    from coderefine.report import github, gitlab, sarif
+    from coderefine.report import review as review_report
+    from coderefine.review import choose_intent, run_review
+    from coderefine.runner import SubprocessRunner
+
+    outputs = _parse_outputs(args.output)
+    repo = GitRepo.find(Path.cwd())
+    if repo is None:
+        raise GitError("review needs a git repository: run it in a checkout of the pull request")
+    settings = load_settings(repo.root, os.environ, _flags(args))
+    change = from_branch(repo, args.base, head=args.head, max_bytes=settings.max_file_kib * 1024)
+    intent, source = choose_intent(
+        os.environ.get("GITHUB_EVENT_PATH"), change.messages, args.intent, settings.intent
+    )
+    model = None
+    note = ""
+    if args.no_model:
+        note = "The model step was skipped (--no-model): signals only."
+    else:
+        try:
+            model = make_model(settings.model, settings, os.environ)
+        except MissingKeyError:
+            if args.require_model:
+                raise
+            note = (
+                "The model step was skipped: no ANTHROPIC_API_KEY (pull requests from forks get no secrets). "
+                "Signals only."
+            )
+    head_sha = repo.rev_parse(args.head)
+    report = run_review(
+        change,
+        settings,
+        model,
+        SubprocessRunner(),
+        os.environ,
+        repo.project_files(),
+        intent=intent,
+        intent_source=source,
+        head=head_sha,
+        populate_tree=lambda dest: repo.export_commit(head_sha, dest),
+        model_note=note,
+    )
+    renderers = {
+        "text": review_report.render_text,
+        "json": review_report.render_json,
+        "markdown": review_report.render_markdown,
+        "sarif": sarif.render_sarif,
+        "github": github.render_annotations,
+        "gitlab": gitlab.render_gitlab,
+    }
+    for name, path in outputs:
+        text = renderers[name](report)
+        if path:
+            Path(path).write_text(text, encoding="utf-8")
+        else:
+            out.write(text)
+        if name == "github":
+            github.append_step_summary(report, os.environ)
+    if args.github_review:
+        from coderefine.github_api import GitHubReviewer
+
+        published = GitHubReviewer.from_environment(os.environ).publish(report)
+        print(
+            f"coderefine: review published: {len(published.posted)} new comments, "
+            f"{len(published.kept)} kept, "
+            f"{len(published.resolved)} resolved, {len(published.moved_to_summary)} moved to the summary",
+            file=sys.stderr,
+        )
+    return report.exit_code(settings.fail_on)
+
+
 def _command_undo(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.change import project_root
     from coderefine.gitio import GitRepo
@@ -433,6 +569,7 @@ _COMMANDS = {
     "fix": _command_fix,
     "draft": _command_fix,
     "hook": _command_hook,
+    "review": _command_review,
     "install-hook": _command_install_hook,
     "cache": _command_cache,
     "undo": _command_undo,

@@ -160,3 +160,17 @@ class GitRepo:
             out = self._repo.git.rev_parse("--git-path", "hooks")
         path = Path(out.strip())
         return path if path.is_absolute() else (self.root / path).resolve()
+
+    def export_commit(self, rev: str, dest: Path) -> None:
+        """Write the files of commit ``rev`` below ``dest`` (a review's head, checked out or not)."""
+        import io
+        import tarfile
+
+        with _git_errors(f"cannot export {rev}"):
+            data = self._repo.git.archive("--format=tar", rev, stdout_as_string=False)
+        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+            archive.extractall(dest, filter="data")
+
+    def rev_parse(self, rev: str) -> str:
+        with _git_errors(f"unknown revision '{rev}'"):
+            return str(self._repo.commit(rev).hexsha)

@@ -119,8 +119,8 @@ def _digest(texts: Mapping[str, str]) -> str:
 
 
 @dataclass
-class _Ledger:
-    """Tokens, cost and time of a run (mutable, private to one ``refine`` call)."""
+class Ledger:
+    """Tokens, cost and time of a run (mutable; one per run, shared by the sessions of a review)."""
 
     settings: Settings
     clock: Callable[[], float]
@@ -151,8 +151,9 @@ class _Ledger:
         self.timings[phase] = self.timings.get(phase, 0.0) + self.clock() - start
 
 
-class _Run:
-    """One refine run. Holds the state that changes from round to round."""
+class Session:
+    """The calls of one run on one change: critique, edit (with one retry), evaluate; all charged to the
+    run's ledger."""
 
     def __init__(
         self,
@@ -164,6 +165,7 @@ class _Run:
         progress: Progress,
         clock: Callable[[], float],
         deadline: float | None = None,
+        ledger: Ledger | None = None,
     ) -> None:
         self.change = change
         self.settings = settings
@@ -171,7 +173,7 @@ class _Run:
         self.evaluator = evaluator
         self.intent = intent
         self.progress = progress
-        self.ledger = _Ledger(settings, clock, deadline)
+        self.ledger = ledger or Ledger(settings, clock, deadline)
         self.prompts = PromptBuilder(settings.max_output_tokens)
         self.allowed = list(change.paths)
         self.original = {f.path: f.after.text for f in change.files}
@@ -279,7 +281,7 @@ def refine(
     With ``draft``, the author first writes the change from the intent (the files may be empty). No model
     call starts after ``deadline`` (a ``clock()`` value); the run then stops with reason "timeout".
     """
-    run = _Run(
+    run = Session(
         change,
         settings,
         model,
@@ -407,7 +409,9 @@ def review(
     deadline: float | None = None,
 ) -> RefineResult:
     """Critique only: the signals and one critique of the change; nothing is revised or written."""
-    run = _Run(change, settings, model, evaluator, intent or settings.intent, NoProgress(), clock, deadline)
+    run = Session(
+        change, settings, model, evaluator, intent or settings.intent, NoProgress(), clock, deadline
+    )
     texts = dict(run.original)
     current = run.evaluate(texts, 0)
     try:
@@ -429,7 +433,7 @@ def review(
 
 
 def _result(
-    run: _Run,
+    run: Session,
     texts: Mapping[str, str],
     initial: Evaluation,
     current: Evaluation,

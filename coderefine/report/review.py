@@ -1,0 +1,137 @@
+"""Review reports for people: plain text for logs, Markdown for job summaries and PR comments, and JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+
+from coderefine import __version__
+from coderefine.findings import Finding
+from coderefine.review import ReviewReport
+
+SUMMARY_MARKER = "<!-- coderefine:summary -->"
+_ICONS = {"error": "🔴", "warning": "🟠", "info": "🔵"}
+
+
+def fence_for(text: str, info: str = "") -> tuple[str, str]:
+    """An opening and closing fence longer than any run of backticks inside ``text``."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return ticks + info, ticks
+
+
+def suggestion_block(finding: Finding) -> str:
+    assert finding.suggestion is not None
+    opening, closing = fence_for(finding.suggestion.text, "suggestion")
+    return f"{opening}\n{finding.suggestion.text}\n{closing}"
+
+
+def _where(finding: Finding) -> str:
+    span = f"{finding.line}-{finding.end_line}" if finding.end_line > finding.line else str(finding.line)
+    return f"{finding.path}:{span}"
+
+
+def _counts(report: ReviewReport) -> str:
+    by = {
+        level: sum(1 for f in report.findings if f.severity == level)
+        for level in ("error", "warning", "info")
+    }
+    parts = [f"{n} {label}{'s' if n != 1 else ''}" for label, n in by.items() if n]
+    return ", ".join(parts) or "no findings"
+
+
+def render_text(report: ReviewReport) -> str:
+    lines = [
+        f"coderefine review: {report.base[:10]}..{report.head[:10]} — {_counts(report)}",
+        f"intent ({report.intent_source}): {report.intent.splitlines()[0] if report.intent else ''}",
+    ]
+    for finding in report.findings:
+        fix = " [verified fix]" if finding.suggestion else ""
+        lines.append(f"  {_where(finding)}: [{finding.severity}] {finding.title} ({finding.rule_id}){fix}")
+        if finding.note:
+            lines.append(f"      ({finding.note})")
+    lines.append(
+        "sources: "
+        + "; ".join(f"{s.source} {s.state}" + (f" ({s.note})" if s.note else "") for s in report.statuses)
+    )
+    if report.model_note:
+        lines.append(f"note: {report.model_note}")
+    if report.not_reviewed:
+        lines.append(f"not reviewed by the model (budget): {', '.join(report.not_reviewed)}")
+    if report.usage:
+        total_in = sum(u.total_input for u in report.usage.values())
+        total_out = sum(u.output_tokens for u in report.usage.values())
+        lines.append(
+            f"tokens: {total_in / 1000:.1f}k in / {total_out / 1000:.1f}k out · cost ${report.cost:.4f}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(report: ReviewReport, *, placed: set[str] | None = None) -> str:
+    """The summary: every finding in a table, then in full (with its verified fix) each one that is not
+    already an inline comment (``placed``: fingerprints posted inline; none for a job summary)."""
+    placed = placed or set()
+    lines = [
+        "## coderefine review",
+        SUMMARY_MARKER,
+        "",
+        f"**{_counts(report)}** in `{report.base[:10]}..{report.head[:10]}` "
+        f"(intent from the {report.intent_source}).",
+    ]
+    if report.findings:
+        lines += ["", "| | where | finding | fix |", "| --- | --- | --- | --- |"]
+        for f in report.findings:
+            fix = "verified suggestion" if f.suggestion else "—"
+            title = f.title.replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| {_ICONS[f.severity]} {f.severity} | `{_where(f)}` | {title} | {fix} |")
+    elsewhere = [f for f in report.findings if f.fingerprint not in placed]
+    if elsewhere:
+        heading = "Findings without an inline comment" if placed else "Details"
+        lines += ["", f"### {heading}", ""]
+        for f in elsewhere:
+            lines.append(f"**{_ICONS[f.severity]} {f.title}** — `{_where(f)}` (`{f.rule_id}`)")
+            lines.append("")
+            lines.append(f.message)
+            if f.suggestion:
+                opening, closing = fence_for(f.suggestion.text, "python")
+                lines += [
+                    "",
+                    f"Verified fix for lines {f.suggestion.start}-{f.suggestion.end}:",
+                    opening,
+                    f.suggestion.text,
+                    closing,
+                ]
+            lines.append("")
+    status = "; ".join(f"{s.source} {s.state}" + (f" ({s.note})" if s.note else "") for s in report.statuses)
+    lines += ["", f"Signals: {status}."]
+    if report.model_note:
+        lines.append(f"\n> {report.model_note}")
+    if report.not_reviewed:
+        lines.append(
+            f"\nNot reviewed by the model (token or cost budget reached): {', '.join(report.not_reviewed)}."
+        )
+    if report.usage:
+        total = sum(u.total for u in report.usage.values())
+        lines.append(
+            f"\n<sub>coderefine {__version__} · {total / 1000:.1f}k tokens · ${report.cost:.4f}</sub>"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render_json(report: ReviewReport) -> str:
+    data = {
+        "version": 1,
+        "base": report.base,
+        "head": report.head,
+        "intent": report.intent,
+        "intent_source": report.intent_source,
+        "findings": [{**dataclasses.asdict(f), "inline": report.inline(f)} for f in report.findings],
+        "statuses": [dataclasses.asdict(s) for s in report.statuses],
+        "reviewed": list(report.reviewed),
+        "not_reviewed": list(report.not_reviewed),
+        "model_note": report.model_note,
+        "usage": {role: dataclasses.asdict(u) for role, u in report.usage.items()},
+        "cost_usd": round(report.cost, 6),
+    }
+    return json.dumps(data, indent=2) + "\n"

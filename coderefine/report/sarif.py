@@ -1,0 +1,94 @@
+"""SARIF 2.1.0 for code scanning: stable rule ids, partial fingerprints, and verified fixes."""
+
+from __future__ import annotations
+
+import json
+
+from coderefine import __version__
+from coderefine.findings import Finding
+from coderefine.review import ReviewReport
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+FINGERPRINT_KEY = "coderefineFindingHash/v1"
+
+
+def _rule(finding: Finding) -> dict[str, object]:
+    return {
+        "id": finding.rule_id,
+        "name": finding.rule_id.replace("/", "-"),
+        "shortDescription": {"text": finding.rule_id},
+        "defaultConfiguration": {"level": _LEVELS[finding.severity]},
+    }
+
+
+def _result(finding: Finding, index: int) -> dict[str, object]:
+    result: dict[str, object] = {
+        "ruleId": finding.rule_id,
+        "ruleIndex": index,
+        "level": _LEVELS[finding.severity],
+        "message": {"text": f"{finding.title}\n\n{finding.message}".strip()},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": finding.path, "uriBaseId": "%SRCROOT%"},
+                    "region": {"startLine": finding.line, "endLine": finding.end_line},
+                }
+            }
+        ],
+        "partialFingerprints": {FINGERPRINT_KEY: finding.fingerprint},
+    }
+    if finding.suggestion is not None:
+        result["fixes"] = [
+            {
+                "description": {"text": "verified by coderefine: gated and no signal got worse"},
+                "artifactChanges": [
+                    {
+                        "artifactLocation": {"uri": finding.path, "uriBaseId": "%SRCROOT%"},
+                        "replacements": [
+                            {
+                                "deletedRegion": {
+                                    "startLine": finding.suggestion.start,
+                                    "endLine": finding.suggestion.end,
+                                },
+                                "insertedContent": {"text": finding.suggestion.text + "\n"},
+                            }
+                        ],
+                    }
+                ],
+            }
+        ]
+    return result
+
+
+def sarif_data(report: ReviewReport) -> dict[str, object]:
+    rules: dict[str, int] = {}
+    rule_list: list[dict[str, object]] = []
+    results = []
+    for finding in report.findings:
+        if finding.rule_id not in rules:
+            rules[finding.rule_id] = len(rule_list)
+            rule_list.append(_rule(finding))
+        results.append(_result(finding, rules[finding.rule_id]))
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "coderefine",
+                        "version": __version__,
+                        "informationUri": "https://github.com/coderefine/coderefine",
+                        "rules": rule_list,
+                    }
+                },
+                "automationDetails": {"id": "coderefine/review/"},
+                "results": results,
+            }
+        ],
+    }
+
+
+def render_sarif(report: ReviewReport) -> str:
+    return json.dumps(sarif_data(report), indent=2) + "\n"

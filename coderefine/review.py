@@ -1,0 +1,242 @@
+"""``coderefine review``: review a branch's change for CI, with fixes verified before they are offered.
+
+The signals of the head are compared with the merge base; the critic then reviews each file (files with
+introduced signals first, within the token and cost budget). For every issue the reviser proposes a fix;
+a fix is offered as a suggestion only if it applies to the head file, passes the gate, and the signals of
+head-plus-fix are no worse. Otherwise the issue is reported in prose. Nothing is ever written.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from coderefine.change import Change
+from coderefine.config import Settings
+from coderefine.critique import Critique, CritiqueError, Issue
+from coderefine.errors import BudgetExceededError
+from coderefine.evaluate import Evaluation, Evaluator
+from coderefine.findings import (
+    Finding,
+    Suggestion,
+    commentable,
+    dedupe,
+    fingerprinted,
+    from_issue,
+    from_signal,
+    right_side_lines,
+)
+from coderefine.loop import Ledger, RejectedEdit, Session, no_worse
+from coderefine.models.base import Model, Usage
+from coderefine.runner import Runner
+from coderefine.signals.base import SEVERITY_RANK, Comparison, SourceStatus
+
+
+@dataclass(frozen=True)
+class ReviewReport:
+    base: str
+    head: str
+    intent: str
+    intent_source: str
+    findings: tuple[Finding, ...]
+    diff: str
+    right: Mapping[str, frozenset[int]]
+    statuses: tuple[SourceStatus, ...]
+    reviewed: tuple[str, ...]
+    not_reviewed: tuple[str, ...] = ()
+    model_note: str = ""
+    usage: Mapping[str, Usage] = field(default_factory=dict)
+    cost: float = 0.0
+
+    def inline(self, finding: Finding) -> bool:
+        return commentable(finding, self.right)
+
+    def exit_code(self, fail_on: str) -> int:
+        if fail_on == "never":
+            return 0
+        floor = SEVERITY_RANK[fail_on]
+        return 1 if any(SEVERITY_RANK[f.severity] >= floor for f in self.findings) else 0
+
+
+def pull_request_intent(event_path: str | None) -> str:
+    """The pull request's title and body from GitHub's event file, or an empty string."""
+    if not event_path:
+        return ""
+    try:
+        event = json.loads(Path(event_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    pull = event.get("pull_request") if isinstance(event, dict) else None
+    if not isinstance(pull, dict):
+        return ""
+    title = str(pull.get("title") or "").strip()
+    body = str(pull.get("body") or "").strip()
+    return f"{title}\n\n{body}".strip()
+
+
+def choose_intent(
+    event_path: str | None, messages: Sequence[str], flag: str | None, default: str
+) -> tuple[str, str]:
+    """The intent and its source: the pull request, else the commits, else --intent, else the default."""
+    pull = pull_request_intent(event_path)
+    if pull:
+        return pull, "pull request"
+    if messages:
+        return "\n\n".join(reversed(messages)), "commit messages"
+    if flag:
+        return flag, "--intent"
+    return default, "default"
+
+
+class _FileView:
+    """One file's view of the shared evaluation: candidates of that file are evaluated with the other
+    files at head, and only its own signals (and the tests') are shown to its critic."""
+
+    def __init__(self, shared: Evaluator, head: Mapping[str, str], path: str) -> None:
+        self._shared = shared
+        self._head = head
+        self._path = path
+
+    def evaluate(self, texts: Mapping[str, str]) -> Evaluation:
+        evaluation = self._shared.evaluate({**self._head, **texts})
+        return Evaluation(evaluation.signals, self.narrow(evaluation.comparison))
+
+    def narrow(self, comparison: Comparison) -> Comparison:
+        def mine(signals: Sequence[object]) -> tuple[object, ...]:
+            return tuple(s for s in signals if s.path == self._path or s.source == "pytest")  # type: ignore[attr-defined]
+
+        return Comparison(
+            mine(comparison.introduced),  # type: ignore[arg-type]
+            mine(comparison.existing),  # type: ignore[arg-type]
+            mine(comparison.fixed),  # type: ignore[arg-type]
+            comparison.statuses,
+        )
+
+
+def suggestion_for(before: str, after: str) -> Suggestion | None:
+    """The smallest head-line range whose replacement turns ``before`` into ``after``."""
+    old, new = before.splitlines(), after.splitlines()
+    changes = [
+        op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"
+    ]
+    if not changes:
+        return None
+    i1, j1 = changes[0][1], changes[0][3]
+    i2, j2 = changes[-1][2], changes[-1][4]
+    if i1 == i2:  # a pure insertion: anchor on the line before it (or after, at the top)
+        if i1 > 0:
+            i1, j1 = i1 - 1, j1 - 1
+        else:
+            i2, j2 = i2 + 1, j2 + 1
+    return Suggestion(start=i1 + 1, end=max(i2, i1 + 1), text="\n".join(new[j1:j2]))
+
+
+def run_review(
+    change: Change,
+    settings: Settings,
+    model: Model | None,
+    runner: Runner,
+    environ: Mapping[str, str],
+    project_files: Sequence[str],
+    *,
+    intent: str,
+    intent_source: str,
+    head: str,
+    populate_tree: Callable[[Path], None] | None = None,
+    model_note: str = "",
+    clock: Callable[[], float] = time.monotonic,
+) -> ReviewReport:
+    head_texts = {f.path: f.after.text for f in change.files}
+    diff = change.diff(context=3)
+    right = {path: frozenset(lines) for path, lines in right_side_lines(diff).items()}
+    findings: list[Finding] = []
+    reviewed: list[str] = []
+    not_reviewed: list[str] = []
+    ledger = Ledger(settings, clock)
+    with Evaluator(
+        change, settings, runner, environ, project_files, populate_tree=populate_tree
+    ) as evaluator:
+        evaluator.start_baseline()
+        initial = evaluator.evaluate(head_texts)
+        findings.extend(from_signal(s, head_texts) for s in initial.comparison.introduced)
+        signalled = {s.path for s in initial.comparison.introduced}
+        order = sorted(change.files, key=lambda f: (f.path not in signalled, f.path))
+        for file in order:
+            if model is None:
+                break
+            single = Change(change.root, (file,), change.source, change.base, change.messages)
+            view = _FileView(evaluator, head_texts, file.path)
+            session = Session(single, settings, model, view, intent, _Quiet(), clock, ledger=ledger)
+            current = Evaluation(initial.signals, view.narrow(initial.comparison))
+            try:
+                critique = session.critique({file.path: file.after.text}, current, 1)
+            except BudgetExceededError:
+                not_reviewed.extend(f.path for f in order[order.index(file) :])
+                break
+            except CritiqueError as exc:
+                model_note = f"{model_note} The critique of {file.path} was unusable ({exc}).".strip()
+                continue
+            reviewed.append(file.path)
+            for issue in critique.issues:
+                finding = from_issue(issue, head_texts)
+                try:
+                    finding = _verify(
+                        session, finding, issue, critique, file.path, file.after.text, current, intent
+                    )
+                except BudgetExceededError:
+                    finding = replace(finding, note="no fix was tried: the budget was reached")
+                findings.append(finding)
+    findings = sorted(dedupe(fingerprinted(findings)), key=lambda f: f.rank)
+    return ReviewReport(
+        base=change.base or "",
+        head=head,
+        intent=intent,
+        intent_source=intent_source,
+        findings=tuple(findings),
+        diff=diff,
+        right=right,
+        statuses=initial.comparison.statuses,
+        reviewed=tuple(reviewed),
+        not_reviewed=tuple(not_reviewed),
+        model_note=model_note,
+        usage=dict(ledger.usage),
+        cost=ledger.cost,
+    )
+
+
+class _Quiet:
+    def phase(self, name: str, round_number: int, tokens: int) -> None:
+        pass
+
+
+def _verify(
+    session: Session,
+    finding: Finding,
+    issue: Issue,
+    critique: Critique,
+    path: str,
+    head_text: str,
+    current: Evaluation,
+    intent: str,
+) -> Finding:
+    """Ask the reviser for a fix of ``issue`` alone; keep it only if it is gated and no signal got worse."""
+    focused = Critique("revise", critique.summary, (issue,))
+    request = session.prompts.reviser(
+        {path: head_text}, intent=intent, critique=focused, comparison=current.comparison
+    )
+    try:
+        candidate, _ = session.edit(request, {path: head_text}, 1)
+    except RejectedEdit as exc:
+        return replace(finding, note=f"the proposed fix was refused: {exc.feedback.splitlines()[0]}")
+    fixed = candidate[path]
+    suggestion = suggestion_for(head_text, fixed)
+    if suggestion is None:
+        return replace(finding, note="the reviser proposed no change")
+    evaluation = session.evaluate({path: fixed}, 1)
+    if not no_worse(evaluation.comparison, current.comparison):
+        return replace(finding, note="the proposed fix made a signal worse, so it is not offered")
+    return replace(finding, suggestion=suggestion)

@@ -1,0 +1,305 @@
+"""``coderefine review`` on a real repository with a base and a feature branch, with scripted models."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from coderefine.change import from_branch
+from coderefine.cli import main
+from coderefine.config import Settings
+from coderefine.errors import GitError
+from coderefine.findings import right_side_lines
+from coderefine.github_api import GitHubReviewer, PullRequest
+from coderefine.gitio import GitRepo
+from coderefine.models.scripted import ScriptedModel
+from coderefine.report.github import render_annotations
+from coderefine.report.sarif import sarif_data
+from coderefine.review import ReviewReport, choose_intent, run_review, suggestion_for
+from coderefine.runner import SubprocessRunner
+from tests.conftest import SMALL_PROJECT, RepoFactory, git, write_files
+from tests.fake_github import PULL, REPO, FakeGitHub
+
+SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+
+FEATURE = "import os\n\n\ndef add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+
+
+def issue(title: str, line: int, evidence: str, severity: str = "error") -> dict[str, object]:
+    return {
+        "title": title,
+        "severity": severity,
+        "path": "pkg/mod.py",
+        "line": line,
+        "evidence": evidence,
+        "suggestion": "fix it",
+    }
+
+
+def block(search: str, replace: str) -> str:
+    return f"pkg/mod.py\n```python\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n```\n"
+
+
+@pytest.fixture
+def feature_repo(make_repo: RepoFactory) -> Path:
+    root = make_repo(SMALL_PROJECT)
+    git(root, "checkout", "-q", "-b", "feature")
+    write_files(root, {"pkg/mod.py": FEATURE})
+    git(root, "commit", "-qam", "Make add faster")
+    return root
+
+
+def review(root: Path, model: ScriptedModel | None, settings: Settings | None = None) -> ReviewReport:
+    repo = GitRepo.find(root)
+    assert repo is not None
+    change = from_branch(repo, "main", max_bytes=1 << 20)
+    head = repo.rev_parse("HEAD")
+    return run_review(
+        change,
+        settings or Settings(),
+        model,
+        SubprocessRunner(),
+        {"PATH": "/usr/bin:/bin"},
+        repo.project_files(),
+        intent="make add faster",
+        intent_source="commit messages",
+        head=head,
+        populate_tree=lambda dest: repo.export_commit(head, dest),
+    )
+
+
+def standard_model() -> ScriptedModel:
+    critique = {
+        "verdict": "revise",
+        "summary": "add is wrong",
+        "issues": [
+            issue("add subtracts", 5, "return a - b"),
+            issue("mul could overflow", 9, "return a * b", "warning"),
+            issue("docs are missing", 1, "from pkg.mod import add, mul", "info"),  # evidence not in this file
+        ],
+    }
+    return ScriptedModel(
+        [
+            critique,
+            block("    return a - b\n", "    return a + b\n"),  # verified: fixes test_add
+            block("    return a * b\n", "    return a ** b\n"),  # breaks test_mul: refused
+            "No change needed.",  # no fix for the third
+        ]
+    )
+
+
+def test_findings_signals_and_verified_suggestions(feature_repo: Path) -> None:
+    report = review(feature_repo, standard_model())
+    by_title = {f.title: f for f in report.findings}
+    fixed = by_title["add subtracts"]
+    assert fixed.suggestion is not None and fixed.suggestion.text == "    return a + b"
+    assert (fixed.suggestion.start, fixed.suggestion.end) == (5, 5)
+    worse = by_title["mul could overflow"]
+    assert worse.suggestion is None and "made a signal worse" in worse.note
+    assert "docs are missing" not in by_title  # on line 1, where ruff's F401 already stands: no repeat
+    rules = {f.rule_id for f in report.findings}
+    assert {"ruff/F401", "pytest/failing-test", "coderefine/critic-error"} <= rules
+    assert report.findings[0].severity == "error"
+    assert report.exit_code("error") == 1 and report.exit_code("never") == 0
+    assert report.reviewed == ("pkg/mod.py",)
+
+
+def test_inline_only_inside_the_right_side_of_the_diff(feature_repo: Path) -> None:
+    report = review(feature_repo, standard_model())
+    for finding in report.findings:
+        if report.inline(finding):
+            assert finding.line in report.right[finding.path]
+    test_finding = next(f for f in report.findings if f.rule_id == "pytest/failing-test")
+    assert not report.inline(test_finding)  # tests/test_mod.py is not in the diff
+
+
+def test_fingerprints_are_stable_across_runs(feature_repo: Path) -> None:
+    first = review(feature_repo, standard_model())
+    second = review(feature_repo, standard_model())
+    assert [f.fingerprint for f in first.findings] == [f.fingerprint for f in second.findings]
+    assert len({f.fingerprint for f in first.findings}) == len(first.findings)
+
+
+def test_sarif_is_valid_against_the_schema(feature_repo: Path) -> None:
+    report = review(feature_repo, standard_model())
+    data = sarif_data(report)
+    jsonschema.validate(data, SCHEMA)
+    run = data["runs"][0]  # type: ignore[index]
+    results = run["results"]
+    assert all(r["partialFingerprints"]["coderefineFindingHash/v1"] for r in results)
+    assert any("fixes" in r for r in results)
+    assert [rule["id"] for rule in run["tool"]["driver"]["rules"]] == sorted(
+        {r["ruleId"] for r in results}, key=[r["ruleId"] for r in results].index
+    )
+
+
+def test_without_a_model_the_signals_are_still_reported(feature_repo: Path) -> None:
+    report = review(feature_repo, None)
+    assert {f.source for f in report.findings} == {"ruff", "pytest"}
+    assert report.reviewed == ()
+
+
+def test_budget_leaves_files_unreviewed_and_says_so(feature_repo: Path) -> None:
+    report = review(feature_repo, ScriptedModel([]), Settings(max_tokens=10))
+    assert report.not_reviewed == ("pkg/mod.py",)
+
+
+def test_github_publishing_places_dedupes_updates_and_resolves(feature_repo: Path) -> None:
+    report = review(feature_repo, standard_model())
+    fake = FakeGitHub({path: set(lines) for path, lines in report.right.items()})
+    import httpx2
+
+    def reviewer() -> GitHubReviewer:
+        client = httpx2.Client(
+            base_url="https://api.github.test",
+            headers={"Authorization": "Bearer test-token"},
+            transport=fake.transport(),
+        )
+        return GitHubReviewer(client, PullRequest(REPO, PULL, report.head))
+
+    first = reviewer().publish(report)
+    inline = [f for f in report.findings if report.inline(f)]
+    assert len(first.posted) == len(inline) == len(fake.review_comments)
+    with_suggestion = [c for c in fake.review_comments if "```suggestion" in c["body"]]
+    assert len(with_suggestion) == sum(1 for f in inline if f.suggestion)
+    assert all(c["side"] == "RIGHT" for c in fake.review_comments)
+    assert len(fake.issue_comments) == 1
+    assert "test_add" in fake.issue_comments[0]["body"]  # the finding with no place in the diff
+
+    second = reviewer().publish(report)
+    assert second.posted == [] and len(second.kept) == len(inline)
+    assert len(fake.review_comments) == len(inline)
+    assert len(fake.issue_comments) == 1  # updated in place
+
+    fixed = ReviewReport(**{**report.__dict__, "findings": report.findings[1:]})
+    third = reviewer().publish(fixed)
+    gone = report.findings[0]
+    if report.inline(gone):
+        assert third.resolved == [gone.fingerprint]
+        resolved = next(c for c in fake.review_comments if gone.fingerprint in c["body"])
+        assert "**Resolved**" in resolved["body"]
+
+
+def test_a_422_for_the_batch_falls_back_comment_by_comment(feature_repo: Path) -> None:
+    report = review(feature_repo, standard_model())
+    right = {path: set(lines) for path, lines in report.right.items()}
+    inline = [f for f in report.findings if report.inline(f)]
+    right["pkg/mod.py"].discard(inline[0].line)  # GitHub disagrees about one line
+    fake = FakeGitHub(right)
+    import httpx2
+
+    client = httpx2.Client(
+        base_url="https://api.github.test",
+        headers={"Authorization": "Bearer test-token"},
+        transport=fake.transport(),
+    )
+    result = GitHubReviewer(client, PullRequest(REPO, PULL, report.head)).publish(report)
+    assert result.moved_to_summary == [inline[0].fingerprint]
+    assert len(result.posted) == len(inline) - 1
+    assert inline[0].title in fake.issue_comments[0]["body"]
+
+
+def test_annotations_are_escaped_and_capped() -> None:
+    from coderefine.findings import Finding
+
+    findings = tuple(
+        Finding(
+            "ruff/F401",
+            "warning",
+            "a,b:c.py",
+            n,
+            n,
+            f"t{n}",
+            "line one\nline two 100%",
+            "ruff",
+            fingerprint=str(n),
+        )
+        for n in range(1, 14)
+    )
+    report = ReviewReport("b", "h", "i", "default", findings, "", {}, (), ())
+    lines = render_annotations(report).splitlines()
+    assert len(lines) == 10
+    assert lines[0] == "::warning file=a%2Cb%3Ac.py,line=1,title=t1 (ruff/F401)::line one%0Aline two 100%25"
+    assert "4 more warning findings" in lines[-1]
+
+
+def test_suggestion_for_insertions_and_replacements() -> None:
+    assert suggestion_for("a\nb\nc\n", "a\nB\nc\n") == suggestion_for("a\nb\nc\n", "a\nB\nc\n")
+    replaced = suggestion_for("a\nb\nc\n", "a\nB\nc\n")
+    assert replaced is not None and (replaced.start, replaced.end, replaced.text) == (2, 2, "B")
+    inserted = suggestion_for("a\nc\n", "a\nb\nc\n")
+    assert inserted is not None and (inserted.start, inserted.end, inserted.text) == (1, 1, "a\nb")
+    assert suggestion_for("a\n", "a\n") is None
+
+
+def test_right_side_lines() -> None:
+    diff = "--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,4 @@\n a\n-b\n+B\n+C\n c\n"
+    assert right_side_lines(diff) == {"m.py": {1, 2, 3, 4}}
+
+
+def test_intent_sources(tmp_path: Path) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"title": "Fix add", "body": "It subtracted."}}))
+    assert choose_intent(str(event), ["c"], "flag", "d") == ("Fix add\n\nIt subtracted.", "pull request")
+    assert choose_intent(None, ["second", "first"], "flag", "d") == ("first\n\nsecond", "commit messages")
+    assert choose_intent(None, [], "flag", "d") == ("flag", "--intent")
+    assert choose_intent(str(tmp_path / "missing.json"), [], None, "d") == ("d", "default")
+
+
+def test_shallow_clone_says_to_fetch_the_history(feature_repo: Path, tmp_path: Path) -> None:
+    clone = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", "--no-single-branch", f"file://{feature_repo}", str(clone)],
+        check=True,
+    )
+    git(clone, "checkout", "-q", "feature")
+    repo = GitRepo.find(clone)
+    assert repo is not None
+    with pytest.raises(GitError, match="fetch-depth: 0"):
+        from_branch(repo, "origin/main", max_bytes=1 << 20)
+
+
+def test_cli_review_outputs_and_exit_code(
+    feature_repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(feature_repo)
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    sarif = tmp_path / "out.sarif"
+    out = io.StringIO()
+    code = main(
+        ["review", "--base", "main", "--no-model", "--format", "github", "--format", f"sarif={sarif}"],
+        out=out,
+    )
+    assert code == 1
+    assert out.getvalue().startswith("::error ")
+    jsonschema.validate(json.loads(sarif.read_text()), SCHEMA)
+    text = summary.read_text()
+    assert "<!-- coderefine:summary -->" in text and "model step was skipped" in text
+    assert main(["review", "--base", "main", "--no-model", "--fail-on", "never"], out=io.StringIO()) == 0
+
+
+def test_cli_review_without_a_key_skips_the_model(
+    feature_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(feature_repo)
+    out = io.StringIO()
+    main(["review", "--base", "main", "--no-tests"], out=out)
+    assert "no ANTHROPIC_API_KEY" in out.getvalue()
+    assert main(["review", "--base", "main", "--require-model"], out=io.StringIO()) == 2
+
+
+def test_the_workflow_is_safe_for_forks() -> None:
+    workflow = (
+        Path(__file__).resolve().parents[1] / "hooks" / "github" / "coderefine-review.yml"
+    ).read_text()
+    assert "pull_request_target" not in workflow.replace("never `pull_request_target`", "")
+    assert "persist-credentials: false" in workflow
+    uses = [line.split("uses:")[1].strip() for line in workflow.splitlines() if "uses:" in line]
+    assert uses and all("@" in u and len(u.split("@")[1].split()[0]) == 40 for u in uses)
+    assert "permissions:\n  contents: read" in workflow
