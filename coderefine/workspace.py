@@ -75,6 +75,8 @@ class IsolatedTree:
         for rel in remove:
             (self.path / rel).unlink(missing_ok=True)
         for rel in files:
+            if rel.endswith((".pyc", ".pyo")):
+                continue  # stale bytecode could shadow the candidate's source (see signals/pytest.py)
             source = root / rel
             target = self.path / rel
             if not (source.is_file() or source.is_symlink()):

@@ -29,3 +29,10 @@ def test_writes_stay_inside_the_copy(tmp_path: Path) -> None:
     write_files(tmp_path, {"m.py": ""})
     with IsolatedTree(tmp_path, ["m.py"]) as tree, pytest.raises(ValueError, match="outside"):
         tree.write("../escape.py", b"x")
+
+
+def test_bytecode_is_never_copied(tmp_path: Path) -> None:
+    write_files(tmp_path, {"m.py": "x = 1\n", "__pycache__/m.cpython-311.pyc": b"stale"})
+    files = project_files(tmp_path, None) + ["__pycache__/m.cpython-311.pyc"]
+    with IsolatedTree(tmp_path, files) as tree:
+        assert not (tree.path / "__pycache__").exists()

@@ -148,6 +148,9 @@ class PytestSignals:
         if env.get("PYTHONPATH"):
             paths.append(env["PYTHONPATH"])
         env["PYTHONPATH"] = os.pathsep.join(paths)
+        # Bytecode caches are validated by mtime and size: a candidate written within the same second as
+        # the version before it, with the same size, would run the old bytecode. Never write them here.
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
         env["PYTEST_CODEREFINE_REPORT"] = str(report)
         env["PYTEST_CODEREFINE_TIMEOUT"] = f"{self._config.test_timeout:g}"
         return env

@@ -171,3 +171,17 @@ def test_plain_exit_codes_are_ok(tmp_path: Path, code: int) -> None:
     result = run(tmp_path, ["test_a.py"])
     assert result.statuses[0].state == "ok"
     assert len(result.signals) == code
+
+
+def test_a_rewrite_of_the_same_size_in_the_same_second_is_seen(tmp_path: Path) -> None:
+    # The candidate tree is reused between evaluations: stale bytecode must never run.
+    write_files(
+        tmp_path,
+        {
+            "m.py": "def add(a, b):\n    return a - b\n",
+            "test_m.py": "from m import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        },
+    )
+    assert len(run(tmp_path, ["test_m.py"]).signals) == 1
+    write_files(tmp_path, {"m.py": "def add(a, b):\n    return a + b\n"})
+    assert run(tmp_path, ["test_m.py"]).signals == ()
