@@ -33,6 +33,6 @@ def test_writes_stay_inside_the_copy(tmp_path: Path) -> None:
 
 def test_bytecode_is_never_copied(tmp_path: Path) -> None:
     write_files(tmp_path, {"m.py": "x = 1\n", "__pycache__/m.cpython-311.pyc": b"stale"})
-    files = project_files(tmp_path, None) + ["__pycache__/m.cpython-311.pyc"]
+    files = [*project_files(tmp_path, None), "__pycache__/m.cpython-311.pyc"]
     with IsolatedTree(tmp_path, files) as tree:
         assert not (tree.path / "__pycache__").exists()
