@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
@@ -240,6 +242,17 @@ def _flags(args: argparse.Namespace) -> dict[str, object]:
     return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 
 
+def _warn(message: str) -> None:
+    print(f"coderefine: {message}", file=sys.stderr)
+
+
+def _recover(journal: Any) -> None:
+    """Undo what an interrupted earlier write left half-done, and say so."""
+    restored = journal.recover()
+    if restored:
+        _warn(f"an earlier run was interrupted while writing; restored {', '.join(restored)} as they were")
+
+
 def _read_patch(args: argparse.Namespace, stdin: TextIO) -> str | None:
     from coderefine.errors import InputError
 
@@ -307,6 +320,7 @@ def _command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.errors import UsageError
     from coderefine.fix import FixOutcome, run_refine, write_result
     from coderefine.gitio import GitRepo
+    from coderefine.lock import run_lock
     from coderefine.models.factory import make_model
     from coderefine.report.progress import StreamProgress
     from coderefine.report.refine import render_refine, render_refine_json
@@ -332,24 +346,26 @@ def _command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     record = Path(args.record) if args.record else None
     model = make_model(settings.model, settings, os.environ, record=record)
     progress = StreamProgress(sys.stderr, sys.stderr.isatty())
-    try:
-        result = run_refine(
-            change,
-            settings,
-            model,
-            SubprocessRunner(),
-            os.environ,
-            project_files(change.root, repo),
-            intent=args.intent,
-            draft=drafting,
-            progress=progress,
-        )
-    finally:
-        progress.done()
+    journal = Journal.for_project(change.root, repo.git_dir if repo else None)
     written: tuple[str, ...] = ()
-    if result.changed and not args.dry_run:
-        journal = Journal.for_project(change.root, repo.git_dir if repo else None)
-        written, _ = write_result(result, journal)
+    with run_lock(journal.lock_path, on_wait=_warn):
+        _recover(journal)
+        try:
+            result = run_refine(
+                change,
+                settings,
+                model,
+                SubprocessRunner(),
+                os.environ,
+                project_files(change.root, repo),
+                intent=args.intent,
+                draft=drafting,
+                progress=progress,
+            )
+        finally:
+            progress.done()
+        if result.changed and not args.dry_run:
+            written, _ = write_result(result, journal)
     outcome = FixOutcome(result, written)
     if args.output_format == "json":
         out.write(render_refine_json(result, written=written))
@@ -383,8 +399,10 @@ def _command_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.errors import GitError, InputError, ModelError
     from coderefine.gitio import GitRepo
     from coderefine.hook import Hook
+    from coderefine.lock import run_lock
     from coderefine.models.factory import make_model
     from coderefine.runner import SubprocessRunner
+    from coderefine.writes import Journal
 
     cwd = Path.cwd()
     repo = GitRepo.find(cwd)
@@ -419,8 +437,14 @@ def _command_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         environ=os.environ,
         cache=ReviewCache.for_project(repo.root, repo.git_dir, settings.cache_max_entries),
     )
+    journal = Journal.for_project(repo.root, repo.git_dir)
     try:
-        result = hook.run(files, cwd=cwd, timeout=settings.hook_timeout)
+        if settings.hook_mode == "fix":
+            with run_lock(journal.lock_path, on_wait=_warn):
+                _recover(journal)
+                result = hook.run(files, cwd=cwd, timeout=settings.hook_timeout)
+        else:
+            result = hook.run(files, cwd=cwd, timeout=settings.hook_timeout)
     except ModelError as exc:
         raise ModelError(f"{exc}.{_SKIP_HINT}") from exc
     out.write(result.render())
@@ -553,13 +577,15 @@ def _command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int
 def _command_undo(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.change import project_root
     from coderefine.gitio import GitRepo
+    from coderefine.lock import run_lock
     from coderefine.writes import Journal
 
     cwd = Path.cwd()
     repo = GitRepo.find(cwd)
     root = project_root(cwd, repo)
     journal = Journal.for_project(root, repo.git_dir if repo else None)
-    result = journal.undo(force=args.force)
+    with run_lock(journal.lock_path, on_wait=_warn):
+        result = journal.undo(force=args.force)
     out.write(f"coderefine undo: restored {', '.join(result.restored) or 'nothing (already as before)'}\n")
     return EXIT_CLEAN
 
@@ -584,6 +610,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, stdin:
     if args.command is None:
         parser.print_help(out)
         return EXIT_CLEAN
+    previous = _handle_sigterm()
     try:
         return _COMMANDS[args.command](args, out, stdin or sys.stdin)
     except CoderefineError as exc:
@@ -600,3 +627,17 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, stdin:
         )
         traceback.print_exc()
         return EXIT_INTERNAL
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _handle_sigterm() -> Any:
+    """Treat SIGTERM like Ctrl-C, so that the same clean-up runs (temporary trees, half-done writes)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _raise_interrupt)

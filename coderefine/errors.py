@@ -60,6 +60,10 @@ class WriteError(CoderefineError):
     """Writing a result or the undo journal failed; the files are as they were."""
 
 
+class LockedError(UsageError):
+    """Another coderefine run holds the project's lock."""
+
+
 class UndoError(UsageError):
     """There is nothing to undo, or the files changed since the write being undone."""
 
@@ -98,6 +102,12 @@ class ConnectionFailedError(ModelError):
 
 class ModelTimeoutError(ModelError):
     """The provider did not answer in time."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class ReplyCutShortError(ModelError):
+    """The provider's answer ended half-way or did not parse."""
 
     exit_code = EXIT_INTERNAL
 

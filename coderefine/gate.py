@@ -62,6 +62,9 @@ def run_gate(
         if problem:
             problems.append(problem)
             continue
+        if before.get(path, "").strip() and not text.strip():
+            problems.append(f"{path}: the edit would delete the whole file; change only what must change")
+            continue
         if path.endswith((".py", ".pyi")):
             error = syntax_error(path, text)
             if error is not None:

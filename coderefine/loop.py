@@ -7,6 +7,7 @@ were measured in an isolated tree; the caller decides to write, show or publish 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from collections.abc import Callable, Mapping
@@ -20,9 +21,10 @@ from coderefine.edits import EditError, apply_edits, parse_edit_blocks
 from coderefine.errors import BudgetExceededError, TimeLimitError
 from coderefine.evaluate import Evaluation
 from coderefine.gate import run_gate
-from coderefine.models.base import Model, ModelReply, ModelRequest, Role, Usage
+from coderefine.models.base import Block, Message, Model, ModelReply, ModelRequest, Role, Usage
 from coderefine.prices import cost_of
 from coderefine.prompting import PromptBuilder
+from coderefine.redact import Redactor
 from coderefine.signals.base import SEVERITY_RANK, Comparison
 from coderefine.symbols import changed_symbols
 
@@ -97,6 +99,22 @@ class RefineResult:
 
     def changed_paths(self) -> tuple[str, ...]:
         return tuple(p for p, text in self.final.items() if self.original.get(p) != text)
+
+
+def redact_request(request: ModelRequest, redactor: Redactor) -> ModelRequest:
+    """``request`` with every secret in its text replaced by a placeholder."""
+    system = tuple(Block(redactor.redact(b.text), b.cache) for b in request.system)
+    messages = tuple(
+        Message(m.role, tuple(Block(redactor.redact(b.text), b.cache) for b in m.blocks))
+        for m in request.messages
+    )
+    return dataclasses.replace(request, system=system, messages=messages)
+
+
+def restore_reply(reply: ModelReply, redactor: Redactor) -> ModelReply:
+    """``reply`` with the placeholders it quotes turned back into the secrets they stand for."""
+    tool_input = redactor.restore_data(dict(reply.tool_input)) if reply.tool_input is not None else None
+    return dataclasses.replace(reply, text=redactor.restore(reply.text), tool_input=tool_input)  # type: ignore[arg-type]
 
 
 def blocking(comparison: Comparison, fail_on: str) -> int:
@@ -176,17 +194,19 @@ class Session:
         self.ledger = ledger or Ledger(settings, clock, deadline)
         self.prompts = PromptBuilder(settings.max_output_tokens)
         self.allowed = list(change.paths)
+        self.redactor = Redactor()
         self.original = {f.path: f.after.text for f in change.files}
         self.before = {f.path: f.before.text for f in change.files if f.before is not None}
 
     def call(self, request: ModelRequest, round_number: int) -> ModelReply:
+        """One model call: within the budget, with secrets redacted out and restored in the answer."""
         self.ledger.allow(request)
         self.progress.phase(request.role, round_number, self.ledger.tokens())
         start = self.ledger.clock()
-        reply = self.model.complete(request)
+        reply = self.model.complete(redact_request(request, self.redactor))
         self.ledger.time(request.role, start)
         self.ledger.charge(request.role, reply)
-        return reply
+        return restore_reply(reply, self.redactor)
 
     def evaluate(self, texts: Mapping[str, str], round_number: int) -> Evaluation:
         self.progress.phase("signals", round_number, self.ledger.tokens())

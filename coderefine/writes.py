@@ -92,6 +92,11 @@ class Journal:
         self.folder = folder
         self.root = root
 
+    @property
+    def lock_path(self) -> Path:
+        """The run lock lives beside the journal."""
+        return self.folder.parent / "lock"
+
     @classmethod
     def for_project(cls, root: Path, git_dir: Path | None) -> Journal:
         if git_dir is not None:
@@ -127,6 +132,29 @@ class Journal:
         self._set_state(entry, "done")
         self._prune()
         return entry.name
+
+    def recover(self) -> tuple[str, ...]:
+        """Put back the old bytes of every write a crash left half-done ("pending"); return their paths.
+
+        A file that already holds neither the old nor the new bytes was edited since: it is left alone.
+        """
+        restored: list[str] = []
+        for entry in self.entries():
+            manifest = self._manifest(entry)
+            if manifest["state"] != "pending":
+                continue
+            for item in manifest["files"]:
+                target = self.root / item["path"]
+                current = _sha(target.read_bytes()) if target.exists() else None
+                if current != item["after_sha"] or current == item["before_sha"]:
+                    continue
+                if item["blob"]:
+                    atomic_write(target, (entry / item["blob"]).read_bytes())
+                else:
+                    target.unlink(missing_ok=True)
+                restored.append(item["path"])
+            self._set_state(entry, "recovered")
+        return tuple(restored)
 
     def undo(self, force: bool = False) -> UndoResult:
         """Restore the files of the newest write that is not undone yet."""

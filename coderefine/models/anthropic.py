@@ -9,6 +9,7 @@ is translated into coderefine's errors, each with what to do.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from coderefine.errors import (
     ModelTimeoutError,
     OverloadedError,
     RateLimitError,
+    ReplyCutShortError,
 )
 from coderefine.models.base import Block, ModelReply, ModelRequest, Usage
 
@@ -142,8 +144,16 @@ class AnthropicModel:
 
     def complete(self, request: ModelRequest) -> ModelReply:
         client = self._get_client()
-        with _translate_errors(self._importer.get(), self._model):
-            response = client.messages.create(**request_params(self._model, request))
+        params = request_params(self._model, request)
+        for attempt in range(self._max_retries + 1):
+            try:
+                with _translate_errors(self._importer.get(), self._model):
+                    response = client.messages.create(**params)
+                break
+            except ReplyCutShortError:
+                # The SDK retries statuses and connection errors, not a body that ends half-way.
+                if attempt == self._max_retries:
+                    raise
         text = "".join(block.text for block in response.content if block.type == "text")
         tool_input = next((dict(block.input) for block in response.content if block.type == "tool_use"), None)
         usage = response.usage
@@ -192,6 +202,10 @@ def _translate_errors(sdk: Any, model: str) -> Iterator[None]:
         status = getattr(exc, "status_code", "5xx")
         raise OverloadedError(
             f"the model API is overloaded or failing ({status}) after the retries; try again later"
+        ) from exc
+    except (json.JSONDecodeError, sdk.APIResponseValidationError) as exc:
+        raise ReplyCutShortError(
+            "the API's reply was cut short or malformed after the retries; try again"
         ) from exc
     except sdk.BadRequestError as exc:
         raise ModelError(f"the API rejected the request (400): {exc.message}") from exc
