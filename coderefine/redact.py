@@ -1,8 +1,9 @@
 """Redact secrets before anything is sent to a model provider, and put them back in what it answers.
 
 Each secret is replaced by a placeholder that names its kind and a short hash
-(``«secret:github-token:1a2b3c4d»``). The model never sees the value; when its answer quotes the placeholder (in a SEARCH, or keeps it in a
-REPLACE), ``restore`` puts the original back, so an edit never writes a placeholder into a user's file.
+(``«secret:github-token:1a2b3c4d»``). The model never sees the value; when its answer quotes the
+placeholder (in a SEARCH, or keeps it in a REPLACE), ``restore`` puts the original back, so an edit never
+writes a placeholder into a user's file.
 """
 
 from __future__ import annotations
