@@ -22,6 +22,7 @@ from coderefine.signals.base import Comparison, Signal
 PROTOCOL_VERSION = "1"
 PROMPTS = Path(__file__).parent / "prompts"
 MAX_SIGNALS = 40
+MAX_ECHO = 20_000
 
 
 @cache
@@ -42,7 +43,7 @@ def signal_text(signal: Signal) -> str:
     if signal.source == "pytest" and signal.detail:
         tail = "\n".join(signal.detail.strip().splitlines()[-8:])
         text += "\n" + "\n".join("    " + line for line in tail.splitlines())
-    elif signal.source == "format" and signal.detail:
+    elif signal.source == "format" and signal.detail.strip():
         text += " (ruff format would write: " + signal.detail.strip().splitlines()[0][:120] + ")"
     return text
 
@@ -145,6 +146,11 @@ class PromptBuilder:
     def retry(request: ModelRequest, reply_text: str, template: str, feedback: str) -> ModelRequest:
         """The same conversation, with the model's failed answer and what was wrong with it."""
         follow_up = prompt_text(template).replace("{feedback}", feedback)
+        if len(reply_text) > MAX_ECHO:
+            # A runaway answer is not worth sending back whole: the error says what was wrong with it.
+            reply_text = (
+                reply_text[:MAX_ECHO] + f"\n[... {len(reply_text) - MAX_ECHO} more characters cut ...]"
+            )
         messages = (*request.messages, Message.assistant(reply_text or "(no text)"), Message.user(follow_up))
         return ModelRequest(
             request.role, request.system, messages, request.max_tokens, request.tool, request.force_tool

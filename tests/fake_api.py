@@ -1,13 +1,18 @@
 """A fake Anthropic Messages API: a handler for httpx2.MockTransport, and the same as a loopback server.
 
 Replies are scripted in order: a dict is a message body (use ``text_message`` / ``tool_message``), a tuple
-``(status, body, headers)`` is an error response. Every request is kept, parsed, in ``requests``.
+``(status, body, headers)`` is an error response, and on the loopback server a transport fault: RESET (the
+connection closes with no answer), CUT (the body ends half-way), SLOW (no answer for 3 s).
+Every request is kept, parsed, in ``requests``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,7 +20,8 @@ from typing import Any
 
 import httpx2
 
-Reply = dict[str, Any] | tuple[int, dict[str, Any], dict[str, str]]
+Reply = dict[str, Any] | tuple[int, dict[str, Any], dict[str, str]] | str
+RESET, CUT, SLOW = "RESET", "CUT", "SLOW"
 
 
 def usage(inp: int = 100, out: int = 20, write: int = 0, read: int = 0) -> dict[str, int]:
@@ -68,6 +74,7 @@ class FakeAnthropic:
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.billed = 0  # tokens of the answers that succeeded, as their usage says
         self._lock = threading.Lock()
 
     def answer(self, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, Any], dict[str, str]]:
@@ -83,6 +90,10 @@ class FakeAnthropic:
             reply = self.replies.pop(0)
         if isinstance(reply, tuple):
             return reply
+        if isinstance(reply, str):
+            return 0, {"fault": reply}, {}
+        with self._lock:
+            self.billed += sum(reply["usage"].values())
         return 200, reply, {}
 
     def handler(self, request: httpx2.Request) -> httpx2.Response:
@@ -101,6 +112,9 @@ def loopback_server(fake: FakeAnthropic) -> Iterator[str]:
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", "0"))
             status, body, headers = fake.answer(self.rfile.read(length), dict(self.headers))
+            if status == 0:
+                self._fault(str(body["fault"]))
+                return
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("content-type", "application/json")
@@ -109,6 +123,21 @@ def loopback_server(fake: FakeAnthropic) -> Iterator[str]:
                 self.send_header(key, value)
             self.end_headers()
             self.wfile.write(data)
+
+        def _fault(self, fault: str) -> None:
+            if fault == SLOW:
+                time.sleep(3)
+            if fault in (RESET, SLOW):
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            partial = json.dumps(text_message("cut")).encode()[:40]
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(partial)))
+            self.end_headers()
+            self.wfile.write(partial)
 
         def log_message(self, format: str, *args: object) -> None:
             pass

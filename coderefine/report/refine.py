@@ -99,7 +99,7 @@ def render_refine(result: RefineResult, *, written: tuple[str, ...] = (), show_d
     lines.append("")
     lines.append(f"stopped: {_STOPS.get(result.stop, result.stop)}")
     lines.append(
-        f"signals: before {_count(result.initial.comparison)}; after {_count(result.evaluation.comparison)}"
+        f"introduced signals: before {_count(result.initial.comparison)}; after {_count(result.evaluation.comparison)}"
     )
     for signal in result.evaluation.comparison.introduced:
         lines.append("  " + signal_line(signal))
