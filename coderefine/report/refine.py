@@ -98,9 +98,8 @@ def render_refine(result: RefineResult, *, written: tuple[str, ...] = (), show_d
         lines.extend(_round_lines(record))
     lines.append("")
     lines.append(f"stopped: {_STOPS.get(result.stop, result.stop)}")
-    lines.append(
-        f"introduced signals: before {_count(result.initial.comparison)}; after {_count(result.evaluation.comparison)}"
-    )
+    before, after = _count(result.initial.comparison), _count(result.evaluation.comparison)
+    lines.append(f"introduced signals: before {before}; after {after}")
     for signal in result.evaluation.comparison.introduced:
         lines.append("  " + signal_line(signal))
     lines.append(status_line(result.evaluation.comparison.statuses))
