@@ -241,8 +241,13 @@ def apply_block(text: str, block: EditBlock) -> str:
             for line in replace
         ]
     end = start + len(search)
+    # Each new line keeps the ending of the line it replaces, so a file with mixed endings stays as it was.
+    endings = [line[len(line.rstrip("\r\n")) :] for line in lines[start:end]]
+    fallback = next((e for e in reversed(endings) if e), newline)
+    new = [
+        line + (endings[i] if i < len(endings) and endings[i] else fallback) for i, line in enumerate(replace)
+    ]
     ends_without_newline = end == len(lines) and not lines[-1].endswith(("\n", "\r"))
-    new = [line + newline for line in replace]
     if new and ends_without_newline:
         new[-1] = replace[-1]
     return "".join(lines[:start] + new + lines[end:])

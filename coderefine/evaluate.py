@@ -79,6 +79,7 @@ class Evaluator:
         """``populate_tree`` fills an isolated tree instead of copying ``project_files`` from the
         working tree (for a staged change: the git index, so that tests see what will be committed)."""
         self._change = change
+        self._runner = runner
         self._populate = populate_tree
         self._settings = settings
         self._files = list(project_files)
@@ -191,6 +192,12 @@ class Evaluator:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if exc_type is not None:
+            # Interrupted (or failed) while workers may be waiting on tests: stop those first, or
+            # closing would wait for them.
+            kill_all = getattr(self._runner, "kill_all", None)
+            if callable(kill_all):
+                kill_all()
         self.close()
 
 

@@ -31,8 +31,10 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 # name = "value" where the name says secret and the value looks random: AWS secret keys, passwords, tokens.
 _ASSIGNMENT = re.compile(
     r"""(?ix)
-    (?P<name>[A-Za-z_][A-Za-z0-9_\-]*(?:secret|token|passw(?:or)?d|pwd|api_?key|access_?key|private_?key|credential|auth)[A-Za-z0-9_\-]*)
-    (?P<sep>["']?\s*[:=]\s*(?:b|r|u|f)?)
+    (?<![A-Za-z0-9_\-])
+    # Bounded repeats: an unbounded name would backtrack quadratically on a long run of letters.
+    (?P<name>(?:[A-Za-z_][A-Za-z0-9_\-]{0,40}?)?(?:secret|token|passw(?:or)?d|pwd|api_?key|access_?key|private_?key|credential|auth)[A-Za-z0-9_\-]{0,40})
+    (?P<sep>["']?\]?\s*[:=]\s*(?:b|r|u|f)?)
     (?P<quote>["'])(?P<value>[^"'\s]{12,})(?P=quote)
     """
 )

@@ -11,6 +11,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +45,22 @@ class Runner(Protocol):
 
 
 class SubprocessRunner:
-    """The real runner: ``subprocess.Popen`` in a new session, killed as a group on timeout."""
+    """The real runner: ``subprocess.Popen`` in a new session, killed as a group on timeout.
+
+    It remembers the processes it is waiting for, so that an interrupt in another thread (Ctrl-C lands
+    in the main thread, tests run in workers) can stop them all with ``kill_all``.
+    """
+
+    def __init__(self) -> None:
+        self._live: set[subprocess.Popen[bytes]] = set()
+        self._lock = threading.Lock()
+
+    def kill_all(self) -> None:
+        with self._lock:
+            live = list(self._live)
+        for proc in live:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
 
     def run(
         self,
@@ -72,6 +88,8 @@ class SubprocessRunner:
             ) from exc
         except PermissionError as exc:
             raise ToolMissingError(f"cannot run '{args[0]}': permission denied") from exc
+        with self._lock:
+            self._live.add(proc)
         try:
             out, err = proc.communicate(
                 input=stdin.encode("utf-8") if stdin is not None else None, timeout=timeout
@@ -85,6 +103,9 @@ class SubprocessRunner:
             # Ctrl-C or SIGTERM while waiting: never leave the child running behind us.
             _kill_group(proc)
             raise
+        finally:
+            with self._lock:
+                self._live.discard(proc)
         return Completed(
             argv=args,
             code=proc.returncode,

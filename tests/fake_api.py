@@ -143,6 +143,8 @@ def loopback_server(fake: FakeAnthropic) -> Iterator[str]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True  # a handler still sleeping (SLOW) must not hold up the test's end
+    server.block_on_close = False
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
