@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.hostile import (  # noqa: E402
+from tests.hostile import (
     FAULT_ENV,
     FAULTS,
     HOSTILE_CRITIQUES,
@@ -33,7 +33,7 @@ from tests.hostile import (  # noqa: E402
     run_fix,
     secret_module,
 )
-from tests.test_loop import FIX, PASS, revise  # noqa: E402
+from tests.test_loop import FIX, PASS, revise
 
 DRIVERS = ("replay", "sdk")
 
