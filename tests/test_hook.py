@@ -31,6 +31,7 @@ class CountingRunner(SubprocessRunner):
     """The real runner, counting the pytest runs."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.pytest_runs = 0
 
     def run(self, argv: Sequence[str], **kwargs: object) -> Completed:  # type: ignore[override]
