@@ -39,6 +39,7 @@ examples:
   coderefine fix app.py -m "handle empty input"   refine a change with the model and write it
   coderefine draft new.py --intent "parse ISO dates"   write new code, then refine it
   coderefine review --base origin/main    CI: review a branch, with verified suggestions
+  coderefine bench --limit 20             fix rate and cost against one-shot and self-refine
   coderefine install-hook                 run coderefine on every commit (or use pre-commit)
   coderefine undo                         restore the files of the last write
 
@@ -215,6 +216,31 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument(
         "--fail-on", choices=("error", "warning", "info", "never"), help="lowest severity that fails the job"
     )
+
+    bench = commands.add_parser(
+        "bench",
+        help="measure fix rate and cost on HumanEvalFix against one-shot and self-refine",
+        description="Run strategies side by side on a task suite (default: HumanEvalFix, Python, 164 "
+        "tasks). Each task is a small project with the buggy module and its docstring examples as tests "
+        "(the signal); the full hidden tests only score the result. Results are cached per task, strategy "
+        "and model, so an interrupted run resumes. --model oracle (must score 100%%) and --model "
+        "do-nothing (must score 0%%) check the harness itself, offline.",
+        epilog="strategies: one-shot, self-refine, coderefine, coderefine-r1, coderefine-r2, signals-only\n"
+        "example:  coderefine bench --limit 20 --strategies one-shot,coderefine --jobs 4",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    bench.add_argument("--strategies", default="one-shot,self-refine,coderefine", metavar="LIST")
+    bench.add_argument("--model", metavar="NAME", help="a model, replay:FILE, oracle or do-nothing")
+    bench.add_argument("--limit", type=int, default=0, metavar="N", help="the first N tasks only")
+    bench.add_argument("--tasks", metavar="IDS", help="comma-separated task ids, e.g. 0,5,Python/12")
+    bench.add_argument(
+        "--seed", type=int, metavar="N", help="shuffle the tasks first (with --limit: a sample)"
+    )
+    bench.add_argument("--jobs", type=int, default=2, metavar="N", help="tasks run at once (default 2)")
+    bench.add_argument("--out", default="bench-results", metavar="DIR", help="results and cache folder")
+    bench.add_argument("--no-cache", action="store_true", help="run every pair again")
+    bench.add_argument("--suite", metavar="FILE", help="another suite in the same JSON-lines format")
+    bench.add_argument("--rounds", type=int, metavar="N", help=argparse.SUPPRESS)
 
     install = commands.add_parser(
         "install-hook",
@@ -574,6 +600,69 @@ def _command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int
     return report.exit_code(settings.fail_on)
 
 
+def _command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.bench.harness import run_bench
+    from coderefine.bench.models import DoNothingModel, OracleModel
+    from coderefine.bench.report import markdown, write_reports
+    from coderefine.bench.strategies import strategies
+    from coderefine.bench.tasks import DATA, load_tasks, select_tasks
+    from coderefine.config import load_settings
+    from coderefine.models.base import Model
+    from coderefine.models.factory import make_model
+    from coderefine.runner import SubprocessRunner
+
+    settings = load_settings(Path.cwd(), os.environ, _flags(args))
+    suite = Path(args.suite) if args.suite else DATA
+    tasks = select_tasks(
+        load_tasks(suite), ids=args.tasks.split(",") if args.tasks else (), limit=args.limit, seed=args.seed
+    )
+    chosen = strategies(args.strategies)
+    if settings.model == "oracle":
+        oracles: dict[str, Model] = {t.task_id: OracleModel(t) for t in tasks}
+        model_for = lambda task: oracles[task.task_id]  # noqa: E731
+    elif settings.model == "do-nothing":
+        nothing = DoNothingModel()
+        model_for = lambda task: nothing  # noqa: E731
+    else:
+        shared = make_model(settings.model, settings, os.environ)
+        model_for = lambda task: shared  # noqa: E731
+    total = len(tasks) * len(chosen)
+    done = 0
+
+    def report(result: Any, cached: bool) -> None:
+        nonlocal done
+        done += 1
+        state = "fixed" if result.fixed else ("error: " + result.error if result.error else "not fixed")
+        note = (
+            " (cached)" if cached else f" ({result.rounds} rounds, ${result.cost:.4f}, {result.seconds:.1f}s)"
+        )
+        _warn(f"[{done}/{total}] {result.strategy} {result.task_id}: {state}{note}")
+
+    out_dir = Path(args.out)
+    results = run_bench(
+        tasks,
+        chosen,
+        model_for,
+        settings,
+        SubprocessRunner(),
+        os.environ,
+        cache_dir=None if args.no_cache else out_dir / "cache",
+        jobs=args.jobs,
+        on_result=report,
+    )
+    meta = {
+        "suite": suite.name,
+        "model": settings.model,
+        "tasks": len(tasks),
+        "seed": args.seed,
+        "strategies": [s.name for s in chosen],
+    }
+    written = write_reports(results, meta, out_dir)
+    out.write(markdown(results, meta))
+    out.write("\nwrote " + ", ".join(str(p) for p in written) + "\n")
+    return EXIT_CLEAN
+
+
 def _command_undo(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.change import project_root
     from coderefine.gitio import GitRepo
@@ -596,6 +685,7 @@ _COMMANDS = {
     "draft": _command_fix,
     "hook": _command_hook,
     "review": _command_review,
+    "bench": _command_bench,
     "install-hook": _command_install_hook,
     "cache": _command_cache,
     "undo": _command_undo,

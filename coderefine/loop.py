@@ -16,7 +16,7 @@ from typing import Literal, Protocol
 
 from coderefine.change import Change
 from coderefine.config import Settings
-from coderefine.critique import Critique, CritiqueError, parse_critique
+from coderefine.critique import Critique, CritiqueError, Issue, parse_critique
 from coderefine.edits import EditError, apply_edits, parse_edit_blocks
 from coderefine.errors import BudgetExceededError, TimeLimitError
 from coderefine.evaluate import Evaluation
@@ -127,9 +127,9 @@ def blocking(comparison: Comparison, fail_on: str) -> int:
 
 
 def no_worse(candidate: Comparison, current: Comparison) -> bool:
-    """Whether no severity has more introduced signals and no source went missing."""
-    worse_counts = any(c > k for c, k in zip(candidate.weight(), current.weight(), strict=True))
-    return not worse_counts and len(candidate.missing()) <= len(current.missing())
+    """Whether the candidate's introduced signals weigh no more than the current ones, severity first
+    (one failing test fewer outweighs a new lint warning), and no source went missing."""
+    return candidate.weight() <= current.weight() and len(candidate.missing()) <= len(current.missing())
 
 
 def _digest(texts: Mapping[str, str]) -> str:
@@ -295,11 +295,15 @@ def refine(
     progress: Progress | None = None,
     clock: Callable[[], float] = time.monotonic,
     deadline: float | None = None,
+    max_rounds: int | None = None,
+    use_critic: bool = True,
 ) -> RefineResult:
     """Refine ``change`` with ``model`` for at most ``settings.rounds`` rounds; keep the best candidate.
 
     With ``draft``, the author first writes the change from the intent (the files may be empty). No model
     call starts after ``deadline`` (a ``clock()`` value); the run then stops with reason "timeout".
+    ``max_rounds`` overrides the setting (0: the author's draft only); without ``use_critic`` each round's
+    critique is made from the signals alone (an ablation of the benchmark).
     """
     run = Session(
         change,
@@ -337,9 +341,11 @@ def refine(
         texts, current, drafted = candidate, evaluation, True
         seen.add(_digest(texts))
 
-    for number in range(1, settings.rounds + 1):
+    for number in range(1, (settings.rounds if max_rounds is None else max_rounds) + 1):
         try:
-            critique = run.critique(texts, current, number)
+            critique = (
+                run.critique(texts, current, number) if use_critic else signal_critique(current.comparison)
+            )
         except BudgetExceededError as exc:
             stop = _budget_reason(exc)
             rounds.append(RoundRecord(number, None, stop, current.comparison, note=str(exc)))
@@ -412,6 +418,24 @@ def refine(
         )
         texts, current = candidate, evaluation
     return _result(run, texts, initial, current, rounds, stop, drafted, last_critique)
+
+
+def signal_critique(comparison: Comparison) -> Critique:
+    """A critique made of the introduced signals alone: what the reviser sees when there is no critic."""
+    issues = tuple(
+        Issue(
+            title=f"{s.code}: {s.message}"[:200],
+            severity=s.severity,
+            path=s.path,
+            line=s.line,
+            end_line=s.end_line,
+            evidence=s.anchor or s.detail[-500:],
+            suggestion="make this signal go away without changing intended behaviour",
+        )
+        for s in comparison.introduced
+        if s.severity != "info"
+    )
+    return Critique("revise" if issues else "pass", "the signals of the current code", issues)
 
 
 def _budget_reason(exc: BudgetExceededError) -> Literal["budget", "timeout"]:

@@ -1,0 +1,1 @@
+"""``coderefine bench``: measure what coderefine fixes, at what cost, against simpler strategies."""

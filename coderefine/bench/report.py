@@ -1,0 +1,84 @@
+"""Benchmark results as JSON, a Markdown table, and a plot of fix rate against cost (with matplotlib)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import platform
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from coderefine.bench.harness import TaskResult, summary
+
+
+def results_data(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "meta": {**meta, "machine": f"{platform.machine()}, Python {platform.python_version()}"},
+        "summary": summary(results),
+        "tasks": [dataclasses.asdict(r) | {"fixed": r.fixed, "regression": r.regression} for r in results],
+    }
+
+
+def markdown(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> str:
+    table = summary(results)
+    lines = [
+        f"# coderefine bench: {meta.get('suite', '')} with {meta.get('model', '')}",
+        "",
+        "| strategy | fix rate | fixed | mean rounds | input tokens | cached read | output tokens | cost | time "
+        "| gate rejections | regressions |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, row in table.items():
+        lines.append(
+            f"| {name} | {row['fix_rate'] * 100:.1f}% | {row['fixed']}/{row['tasks']} | {row['mean_rounds']:.2f} | "
+            f"{row['input_tokens']:,} | {row['cache_read_tokens']:,} | {row['output_tokens']:,} "
+            f"| ${row['cost']:.2f} | {row['seconds']:.0f}s | {row['gate_rejections']} | {row['regressions']} |"
+        )
+    kinds = sorted({k for row in table.values() for k in row["by_bug_type"]})
+    if kinds:
+        lines += [
+            "",
+            "Fix rate by bug type:",
+            "",
+            "| strategy | " + " | ".join(kinds) + " |",
+            "| --- |" + " --- |" * len(kinds),
+        ]
+        for name, row in table.items():
+            cells = [f"{row['by_bug_type'].get(k, 0) * 100:.0f}%" for k in kinds]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(results: Sequence[TaskResult], path: Path) -> bool:
+    """Fix rate against cost per strategy, as a PNG; False when matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    table = summary(results)
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for name, row in table.items():
+        axes.scatter(row["cost"], row["fix_rate"] * 100)
+        axes.annotate(name, (row["cost"], row["fix_rate"] * 100), textcoords="offset points", xytext=(5, 5))
+    axes.set_xlabel("cost (US$)")
+    axes.set_ylabel("fix rate (%)")
+    axes.set_title("coderefine bench: fix rate against cost")
+    axes.grid(True, alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return True
+
+
+def write_reports(results: Sequence[TaskResult], meta: Mapping[str, Any], folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    written = [folder / "results.json", folder / "results.md"]
+    written[0].write_text(json.dumps(results_data(results, meta), indent=2), encoding="utf-8")
+    written[1].write_text(markdown(results, meta), encoding="utf-8")
+    if plot(results, folder / "fix-rate-vs-cost.png"):
+        written.append(folder / "fix-rate-vs-cost.png")
+    return written

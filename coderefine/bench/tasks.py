@@ -1,0 +1,98 @@
+"""Benchmark tasks: HumanEvalFix (Python) by default, each materialised as a small project.
+
+A task's project holds the buggy module (``task.py``), its example tests (the docstring's examples,
+``test_examples.py``), which coderefine may run as its signal, and a ``pyproject.toml``. The full tests are
+kept out of the project: they only score the result, and never reach the model or the signals.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from coderefine.errors import UsageError
+
+DATA = Path(__file__).parent / "humanevalfix-python.jsonl.gz"
+MODULE = "task.py"
+EXAMPLES = "test_examples.py"
+
+
+@dataclass(frozen=True)
+class Task:
+    task_id: str
+    entry_point: str
+    prompt: str
+    buggy_solution: str
+    canonical_solution: str
+    test: str
+    example_test: str
+    bug_type: str
+    docstring: str
+
+    @property
+    def buggy_program(self) -> str:
+        return self.prompt + self.buggy_solution
+
+    @property
+    def canonical_program(self) -> str:
+        return self.prompt + self.canonical_solution
+
+    @property
+    def intent(self) -> str:
+        return (
+            f"Fix bugs in {self.entry_point}. It must do what its docstring says:\n{self.docstring.strip()}"
+        )
+
+    def example_tests(self) -> str:
+        """The example check as a pytest file (without the module-level call of the original)."""
+        lines = self.example_test.splitlines()
+        # The check function is the last top-level "def check(": one task's data carries a stray copy of
+        # its solution, with an indented helper of the same name, before it.
+        starts = [i for i, line in enumerate(lines) if line.startswith("def check(")]
+        if not starts:
+            return "from task import *  # noqa: F403\n"
+        body = "\n".join(line for line in lines[starts[-1] :] if line.strip() != f"check({self.entry_point})")
+        return (
+            "from task import *  # noqa: F403\n\n\n"
+            f"{body.strip()}\n\n\ndef test_examples():\n    check({self.entry_point})\n"
+        )
+
+    def hidden_program(self, module: str) -> str:
+        """The program that scores ``module``: it plus the full tests."""
+        return f"{module}\n\n{self.test}\n\ncheck({self.entry_point})\n"
+
+    def materialise(self, folder: Path) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / MODULE).write_text(self.buggy_program, encoding="utf-8")
+        (folder / EXAMPLES).write_text(self.example_tests(), encoding="utf-8")
+        (folder / "pyproject.toml").write_text('[project]\nname = "task"\nversion = "0"\n', encoding="utf-8")
+        return folder
+
+
+def load_tasks(path: Path = DATA) -> list[Task]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            return [Task(**{k: row[k] for k in Task.__dataclass_fields__}) for row in map(json.loads, handle)]
+    except (OSError, KeyError, ValueError) as exc:
+        raise UsageError(f"cannot read the task suite {path}: {exc}") from exc
+
+
+def select_tasks(
+    tasks: Sequence[Task], *, ids: Sequence[str] = (), limit: int = 0, seed: int | None = None
+) -> list[Task]:
+    """The tasks named by ``ids`` (Python/3 or 3), else all; shuffled by ``seed``; the first ``limit``."""
+    chosen = list(tasks)
+    if ids:
+        wanted = {i if "/" in i else f"Python/{i}" for i in ids}
+        unknown = wanted - {t.task_id for t in tasks}
+        if unknown:
+            raise UsageError(f"unknown task ids: {', '.join(sorted(unknown))}")
+        chosen = [t for t in chosen if t.task_id in wanted]
+    if seed is not None:
+        random.Random(seed).shuffle(chosen)
+    return chosen[:limit] if limit else chosen
