@@ -22,19 +22,40 @@ def results_data(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> dict
 
 def markdown(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> str:
     table = summary(results)
+    columns = [
+        "strategy",
+        "fix rate",
+        "fixed",
+        "mean rounds",
+        "input tokens",
+        "cached read",
+        "output tokens",
+        "cost",
+        "time",
+        "gate rejections",
+        "regressions",
+    ]
     lines = [
         f"# coderefine bench: {meta.get('suite', '')} with {meta.get('model', '')}",
         "",
-        "| strategy | fix rate | fixed | mean rounds | input tokens | cached read | output tokens | cost | time "
-        "| gate rejections | regressions |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| " + " | ".join(columns) + " |",
+        "|" + " --- |" * len(columns),
     ]
     for name, row in table.items():
-        lines.append(
-            f"| {name} | {row['fix_rate'] * 100:.1f}% | {row['fixed']}/{row['tasks']} | {row['mean_rounds']:.2f} | "
-            f"{row['input_tokens']:,} | {row['cache_read_tokens']:,} | {row['output_tokens']:,} "
-            f"| ${row['cost']:.2f} | {row['seconds']:.0f}s | {row['gate_rejections']} | {row['regressions']} |"
-        )
+        cells = [
+            name,
+            f"{row['fix_rate'] * 100:.1f}%",
+            f"{row['fixed']}/{row['tasks']}",
+            f"{row['mean_rounds']:.2f}",
+            f"{row['input_tokens']:,}",
+            f"{row['cache_read_tokens']:,}",
+            f"{row['output_tokens']:,}",
+            f"${row['cost']:.2f}",
+            f"{row['seconds']:.0f}s",
+            str(row["gate_rejections"]),
+            str(row["regressions"]),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
     kinds = sorted({k for row in table.values() for k in row["by_bug_type"]})
     if kinds:
         lines += [
