@@ -173,6 +173,13 @@ def _first_line(text: object) -> str:
     return lines[0].strip() if lines else ""
 
 
+def _test_signal(event: dict[str, object], message: str, detail: str = "") -> Signal:
+    """A failing-test signal at the test's own definition (pytest reports 0-based lines)."""
+    line = int(str(event.get("line") or 0)) + 1
+    nodeid = str(event.get("nodeid", ""))
+    return Signal("pytest", str(event.get("file", "")), line, line, nodeid, message, "error", detail=detail)
+
+
 def _signals(events: list[dict[str, object]], *, hung: bool, timeout: float = 0.0) -> list[Signal]:
     signals: list[Signal] = []
     finished: set[object] = set()
@@ -202,38 +209,14 @@ def _signals(events: list[dict[str, object]], *, hung: bool, timeout: float = 0.
             finished.add(nodeid)
             if event.get("outcome") != "failed":
                 continue
-            line = int(str(event.get("line") or 0)) + 1
             phase = "" if event.get("when") == "call" else f" (in {event.get('when')})"
             message = _first_line(event.get("message")) or "failed"
-            signals.append(
-                Signal(
-                    "pytest",
-                    str(event.get("file", "")),
-                    line,
-                    line,
-                    nodeid,
-                    f"test failed{phase}: {message}",
-                    "error",
-                    detail=str(event.get("text", "")),
-                )
-            )
+            signals.append(_test_signal(event, f"test failed{phase}: {message}", str(event.get("text", ""))))
     if hung:
+        why = f"did not finish within {timeout:g}s" if timeout else "crashed the test process"
         for event in started:
-            nodeid = str(event.get("nodeid", ""))
-            if nodeid not in finished:
-                line = int(str(event.get("line") or 0)) + 1
-                why = f"did not finish within {timeout:g}s" if timeout else "crashed the test process"
-                signals.append(
-                    Signal(
-                        "pytest",
-                        str(event.get("file", "")),
-                        line,
-                        line,
-                        nodeid,
-                        f"test {why}",
-                        "error",
-                    )
-                )
+            if str(event.get("nodeid", "")) not in finished:
+                signals.append(_test_signal(event, f"test {why}"))
     return signals
 
 
