@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from coderefine.cache import ReviewCache
-from coderefine.cli import commit_message_intent, main
+from coderefine.cli import main
+from coderefine.commands.hooks import commit_message_intent
 from coderefine.config import Settings
 from coderefine.githook import hook_script
 from coderefine.gitio import GitRepo

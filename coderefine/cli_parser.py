@@ -1,0 +1,245 @@
+"""The command line's grammar: every command, option and help text. Nothing here runs anything."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from coderefine import __version__
+
+_DESCRIPTION = """\
+Refine a Python change with a self-refine loop grounded in facts: ruff diagnostics and pytest results
+go into every critique, and every patch passes a libcst + compile() gate before it is written.
+"""
+
+_EPILOG = """\
+examples:
+  coderefine check app.py                 signals of app.py's uncommitted change (no model needed)
+  coderefine check --staged               signals of what is staged for commit
+  coderefine check --base origin/main     signals of this branch since it left main
+  git diff | coderefine check --patch -   signals of a patch
+  coderefine fix app.py -m "handle empty input"   refine a change with the model and write it
+  coderefine draft new.py --intent "parse ISO dates"   write new code, then refine it
+  coderefine review --base origin/main    CI: review a branch, with verified suggestions
+  coderefine bench --limit 20             fix rate and cost against one-shot and self-refine
+  coderefine install-hook                 run coderefine on every commit (or use pre-commit)
+  coderefine undo                         restore the files of the last write
+
+exit codes: 0 clean, 1 findings remain, 2 usage or configuration error, 3 internal error,
+130 interrupted. Settings live in [tool.coderefine] of pyproject.toml; see 'coderefine check --help'.
+"""
+
+
+def _add_change_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="*", type=Path, metavar="FILE", help="Python files to review")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--staged",
+        action="store_true",
+        help="review the staged change (default: the working tree against HEAD)",
+    )
+    source.add_argument("--base", metavar="REF", help="review the change since the merge base with REF")
+    source.add_argument("--patch", metavar="FILE", help="review a unified diff from FILE ('-' for stdin)")
+
+
+def _add_signal_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
+    )
+    parser.add_argument(
+        "--python",
+        metavar="PATH",
+        help="the project's interpreter for pytest (default: .venv, then VIRTUAL_ENV)",
+    )
+    parser.add_argument(
+        "--test-timeout", type=float, metavar="SECONDS", help="limit for one test (default 30)"
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "info", "never"),
+        help="lowest severity that fails the run (default warning)",
+    )
+    parser.add_argument(
+        "--format",
+        dest="output_format",
+        choices=("text", "json"),
+        default="text",
+        help="output format",
+    )
+
+
+def _add_model_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-m", "--intent", metavar="TEXT", help="what the change is meant to do")
+    parser.add_argument("--model", metavar="NAME", help="model name, or replay:FILE to replay a recorded run")
+    parser.add_argument("--rounds", type=int, metavar="N", help="most critique/revise rounds (default 3)")
+    parser.add_argument("--record", metavar="FILE", help="record every model request and reply as JSON lines")
+    parser.add_argument(
+        "--diff", "--dry-run", dest="dry_run", action="store_true", help="show the patch; write nothing"
+    )
+    parser.add_argument(
+        "--exit-non-zero-on-fix",
+        action="store_true",
+        help="exit 1 when files were changed, as pre-commit expects",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coderefine",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"coderefine {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = commands.add_parser(
+        "check",
+        help="print the signals of a change (ruff, format, tests, syntax); no model",
+        description="Print what a critic would be told about a change: the ruff diagnostics, format "
+        "differences, failing related tests and syntax errors it introduced, apart from old debt. "
+        "A file with no change (or outside git) is reviewed whole. Exit 0 when clean, 1 when "
+        "something at or above --fail-on was introduced or a signal could not be collected.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_change_options(check)
+    _add_signal_options(check)
+
+    fix = commands.add_parser(
+        "fix",
+        help="refine a change with the model: critique, revise, gate, and write the accepted result",
+        description="Refine the uncommitted change of FILEs (or the whole files when they have none) "
+        "against the intent: the critic reviews it with the signals, the reviser answers with edit "
+        "blocks, every candidate must pass the libcst + compile() gate and may not make any signal "
+        "worse. The best candidate is written atomically; 'coderefine undo' restores the files.",
+        epilog="examples:\n  coderefine fix app.py -m 'handle an empty list'\n"
+        "  coderefine fix app.py --dry-run          show the patch, write nothing\n"
+        "  coderefine fix app.py --model replay:run.jsonl   reproduce a recorded run",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_change_options(fix)
+    _add_model_options(fix)
+    _add_signal_options(fix)
+
+    draft = commands.add_parser(
+        "draft",
+        help="write new code from an intent with the model, then refine it like fix",
+        description="The author writes the change the intent asks for into FILE (which may not exist "
+        "yet); then it is refined and written like 'coderefine fix'.",
+    )
+    draft.add_argument("file", type=Path, metavar="FILE", help="the Python file to write or extend")
+    _add_model_options(draft)
+    _add_signal_options(draft)
+
+    hook = commands.add_parser(
+        "hook",
+        help="the pre-commit hook: review the staged change of FILEs (default: every staged Python file)",
+        description="Review exactly what will be committed (the index), file by file, with a review "
+        "cache: a file reviewed before with the same content, intent, model and settings costs no model "
+        "call and no test run. Modes: fix (refine and write fixes; the hook then fails so you can review "
+        "and re-stage), check (critique only; exit 1 when issues at or above fail-on remain), signals "
+        "(no model: ruff, format, tests, syntax).",
+        epilog="The mode comes from --mode/--check, else hook-mode in [tool.coderefine] (default fix).\n"
+        "Skip the hook once: SKIP=coderefine git commit ...",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    hook.add_argument("files", nargs="*", type=Path, metavar="FILE", help="staged files to review")
+    hook.add_argument("--mode", choices=("fix", "check", "signals"), help="what the hook does")
+    hook.add_argument("--check", action="store_true", help="same as --mode check")
+    hook.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="limit for the whole hook (default 600)"
+    )
+    hook.add_argument(
+        "--commit-msg", action="store_true", help="the first FILE is the commit message: use it as the intent"
+    )
+    hook.add_argument("-m", "--intent", metavar="TEXT", help="what the change is meant to do")
+    hook.add_argument("--model", metavar="NAME", help="model name, or replay:FILE")
+    hook.add_argument(
+        "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
+    )
+
+    review = commands.add_parser(
+        "review",
+        help="CI: review a branch's change and publish findings with verified fixes; never writes",
+        description="Review the change from the merge base of --base to --head (default HEAD). The critic "
+        "sees what the change introduced (new ruff diagnostics, tests that fail on head) and the hunks; "
+        "for each issue the reviser proposes a fix, offered as a suggestion only when it applies to the "
+        "head, passes the gate, and no signal gets worse. The intent comes from the pull request (title "
+        "and body, GITHUB_EVENT_PATH), else the commit messages, else --intent. Without an API key the "
+        "model step is skipped and the signals are still reported.",
+        epilog="examples:\n"
+        "  coderefine review --base origin/main\n"
+        "  coderefine review --base origin/main --format github --format sarif=coderefine.sarif\n"
+        "  coderefine review --base origin/main --github-review --fail-on error\n"
+        "formats: text, json, markdown, sarif, github (annotations + job summary), gitlab (code quality)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    review.add_argument("--base", required=True, metavar="REF", help="the branch the change goes into")
+    review.add_argument("--head", default="HEAD", metavar="REF", help="the head of the change (default HEAD)")
+    review.add_argument(
+        "--format", dest="output", action="append", metavar="FORMAT[=FILE]", help="an output; repeat for more"
+    )
+    review.add_argument(
+        "--github-review", action="store_true", help="publish a pull request review (GITHUB_TOKEN)"
+    )
+    review.add_argument("--no-model", action="store_true", help="signals only")
+    review.add_argument(
+        "--require-model",
+        action="store_true",
+        help="fail (exit 2) instead of skipping the model without a key",
+    )
+    review.add_argument(
+        "-m", "--intent", metavar="TEXT", help="the intent when there is no PR text and no commit message"
+    )
+    review.add_argument("--model", metavar="NAME", help="model name, or replay:FILE")
+    review.add_argument(
+        "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
+    )
+    review.add_argument(
+        "--fail-on", choices=("error", "warning", "info", "never"), help="lowest severity that fails the job"
+    )
+
+    bench = commands.add_parser(
+        "bench",
+        help="measure fix rate and cost on HumanEvalFix against one-shot and self-refine",
+        description="Run strategies side by side on a task suite (default: HumanEvalFix, Python, 164 "
+        "tasks). Each task is a small project with the buggy module and its docstring examples as tests "
+        "(the signal); the full hidden tests only score the result. Results are cached per task, strategy "
+        "and model, so an interrupted run resumes. --model oracle (must score 100%%) and --model "
+        "do-nothing (must score 0%%) check the harness itself, offline.",
+        epilog="strategies: one-shot, self-refine, coderefine, coderefine-r1, coderefine-r2, signals-only\n"
+        "example:  coderefine bench --limit 20 --strategies one-shot,coderefine --jobs 4",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    bench.add_argument("--strategies", default="one-shot,self-refine,coderefine", metavar="LIST")
+    bench.add_argument("--model", metavar="NAME", help="a model, replay:FILE, oracle or do-nothing")
+    bench.add_argument("--limit", type=int, default=0, metavar="N", help="the first N tasks only")
+    bench.add_argument("--tasks", metavar="IDS", help="comma-separated task ids, e.g. 0,5,Python/12")
+    bench.add_argument(
+        "--seed", type=int, metavar="N", help="shuffle the tasks first (with --limit: a sample)"
+    )
+    bench.add_argument("--jobs", type=int, default=2, metavar="N", help="tasks run at once (default 2)")
+    bench.add_argument("--out", default="bench-results", metavar="DIR", help="results and cache folder")
+    bench.add_argument("--no-cache", action="store_true", help="run every pair again")
+    bench.add_argument("--suite", metavar="FILE", help="another suite in the same JSON-lines format")
+    bench.add_argument("--rounds", type=int, metavar="N", help=argparse.SUPPRESS)
+
+    install = commands.add_parser(
+        "install-hook",
+        help="install coderefine as this repository's git pre-commit hook (without the pre-commit framework)",
+        description="Write .git/hooks/pre-commit (or core.hooksPath) running 'coderefine hook'. An existing "
+        "hook that is not coderefine's is kept unless --force.",
+    )
+    install.add_argument("--force", action="store_true", help="replace an existing hook")
+
+    cache = commands.add_parser("cache", help="show or clear the review cache")
+    cache.add_argument("action", choices=("info", "clear"), nargs="?", default="info")
+
+    undo = commands.add_parser(
+        "undo",
+        help="restore the files of coderefine's last write",
+        description="Restore every file of the last write exactly as it was. Refuses when a file "
+        "changed since, unless --force.",
+    )
+    undo.add_argument("--force", action="store_true", help="restore even files that changed since")
+    return parser

@@ -1,0 +1,104 @@
+"""`review`: the CI door."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from coderefine.commands import settings_flags
+
+_REVIEW_FORMATS = ("text", "json", "markdown", "sarif", "github", "gitlab")
+
+
+def _parse_outputs(values: list[str] | None) -> list[tuple[str, str | None]]:
+    from coderefine.errors import UsageError
+
+    outputs: list[tuple[str, str | None]] = []
+    for value in values or ["text"]:
+        name, _, path = value.partition("=")
+        if name not in _REVIEW_FORMATS:
+            raise UsageError(
+                f"unknown format '{name}'; choose from {', '.join(_REVIEW_FORMATS)} (FORMAT or FORMAT=FILE)"
+            )
+        outputs.append((name, path or None))
+    return outputs
+
+
+def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.change import from_branch
+    from coderefine.config import load_settings
+    from coderefine.errors import GitError, MissingKeyError
+    from coderefine.gitio import GitRepo
+    from coderefine.models.factory import make_model
+    from coderefine.report import github, gitlab, sarif
+    from coderefine.report import review as review_report
+    from coderefine.review import choose_intent, run_review
+    from coderefine.runner import SubprocessRunner
+
+    outputs = _parse_outputs(args.output)
+    repo = GitRepo.find(Path.cwd())
+    if repo is None:
+        raise GitError("review needs a git repository: run it in a checkout of the pull request")
+    settings = load_settings(repo.root, os.environ, settings_flags(args))
+    change = from_branch(repo, args.base, head=args.head, max_bytes=settings.max_file_kib * 1024)
+    intent, source = choose_intent(
+        os.environ.get("GITHUB_EVENT_PATH"), change.messages, args.intent, settings.intent
+    )
+    model = None
+    note = ""
+    if args.no_model:
+        note = "The model step was skipped (--no-model): signals only."
+    else:
+        try:
+            model = make_model(settings.model, settings, os.environ)
+        except MissingKeyError:
+            if args.require_model:
+                raise
+            note = (
+                "The model step was skipped: no ANTHROPIC_API_KEY (pull requests from forks get no secrets). "
+                "Signals only."
+            )
+    head_sha = repo.rev_parse(args.head)
+    report = run_review(
+        change,
+        settings,
+        model,
+        SubprocessRunner(),
+        os.environ,
+        repo.project_files(),
+        intent=intent,
+        intent_source=source,
+        head=head_sha,
+        populate_tree=lambda dest: repo.export_commit(head_sha, dest),
+        model_note=note,
+    )
+    renderers = {
+        "text": review_report.render_text,
+        "json": review_report.render_json,
+        "markdown": review_report.render_markdown,
+        "sarif": sarif.render_sarif,
+        "github": github.render_annotations,
+        "gitlab": gitlab.render_gitlab,
+    }
+    for name, path in outputs:
+        text = renderers[name](report)
+        if path:
+            Path(path).write_text(text, encoding="utf-8")
+        else:
+            out.write(text)
+        if name == "github":
+            github.append_step_summary(report, os.environ)
+    if args.github_review:
+        from coderefine.github_api import GitHubReviewer
+
+        published = GitHubReviewer.from_environment(os.environ).publish(report)
+        print(
+            f"coderefine: review published: {len(published.posted)} new comments, "
+            f"{len(published.kept)} kept, "
+            f"{len(published.resolved)} resolved, {len(published.moved_to_summary)} moved to the summary",
+            file=sys.stderr,
+        )
+    return report.exit_code(settings.fail_on)

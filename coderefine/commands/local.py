@@ -1,0 +1,108 @@
+"""`check`, `fix`, `draft` and `undo`: the commands a developer runs on their own files."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from coderefine.commands import load, recover, require_change_source, settings_flags, warn
+from coderefine.errors import EXIT_CLEAN, EXIT_FINDINGS
+
+
+def command_check(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.check import run_check
+    from coderefine.report.jsonout import render_check_json
+    from coderefine.report.text import render_check
+    from coderefine.runner import SubprocessRunner
+    from coderefine.workspace import project_files
+
+    require_change_source(args)
+    repo, settings, change = load(args, stdin)
+    if not change.files:
+        out.write("coderefine check: no Python files in the change; nothing to do\n")
+        return EXIT_CLEAN
+    result = run_check(change, settings, SubprocessRunner(), os.environ, project_files(change.root, repo))
+    render = render_check_json if args.output_format == "json" else render_check
+    out.write(render(result, settings.fail_on))
+    return EXIT_FINDINGS if result.failed(settings.fail_on) else EXIT_CLEAN
+
+
+def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.change import draft_change, project_root
+    from coderefine.config import load_settings
+    from coderefine.errors import UsageError
+    from coderefine.fix import FixOutcome, run_refine, write_result
+    from coderefine.gitio import GitRepo
+    from coderefine.lock import run_lock
+    from coderefine.models.factory import make_model
+    from coderefine.report.progress import StreamProgress
+    from coderefine.report.refine import render_refine, render_refine_json
+    from coderefine.runner import SubprocessRunner
+    from coderefine.workspace import project_files
+    from coderefine.writes import Journal
+
+    drafting = args.command == "draft"
+    if drafting:
+        if not args.intent:
+            raise UsageError("draft needs --intent TEXT: say what the new code should do")
+        cwd = Path.cwd()
+        target = Path(os.path.normpath(cwd / args.file))
+        repo = GitRepo.find(target.parent if target.parent.exists() else cwd)
+        settings = load_settings(project_root(target.parent, repo), os.environ, settings_flags(args))
+        change = draft_change(args.file, cwd=cwd, repo=repo, max_bytes=settings.max_file_kib * 1024)
+    else:
+        require_change_source(args)
+        repo, settings, change = load(args, stdin)
+    if not change.files:
+        out.write(f"coderefine {args.command}: no Python files in the change; nothing to do\n")
+        return EXIT_CLEAN
+    record = Path(args.record) if args.record else None
+    model = make_model(settings.model, settings, os.environ, record=record)
+    progress = StreamProgress(sys.stderr, sys.stderr.isatty())
+    journal = Journal.for_project(change.root, repo.git_dir if repo else None)
+    written: tuple[str, ...] = ()
+    with run_lock(journal.lock_path, on_wait=warn):
+        recover(journal)
+        try:
+            result = run_refine(
+                change,
+                settings,
+                model,
+                SubprocessRunner(),
+                os.environ,
+                project_files(change.root, repo),
+                intent=args.intent,
+                draft=drafting,
+                progress=progress,
+            )
+        finally:
+            progress.done()
+        if result.changed and not args.dry_run:
+            written, _ = write_result(result, journal)
+    outcome = FixOutcome(result, written)
+    if args.output_format == "json":
+        out.write(render_refine_json(result, written=written))
+    else:
+        out.write(render_refine(result, written=written))
+    if outcome.findings_remain(settings.fail_on) or (args.exit_non_zero_on_fix and written):
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def command_undo(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.change import project_root
+    from coderefine.gitio import GitRepo
+    from coderefine.lock import run_lock
+    from coderefine.writes import Journal
+
+    cwd = Path.cwd()
+    repo = GitRepo.find(cwd)
+    root = project_root(cwd, repo)
+    journal = Journal.for_project(root, repo.git_dir if repo else None)
+    with run_lock(journal.lock_path, on_wait=warn):
+        result = journal.undo(force=args.force)
+    out.write(f"coderefine undo: restored {', '.join(result.restored) or 'nothing (already as before)'}\n")
+    return EXIT_CLEAN
