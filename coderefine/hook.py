@@ -119,7 +119,7 @@ class Hook:
         change = from_staged(paths or None, cwd=cwd, repo=self._repo, max_bytes=max_bytes)
         deadline = self._clock() + timeout if timeout else None
         singles = [Change(change.root, (f,), "staged") for f in change.files]
-        keys = {c.files[0].path: self._key(c.files[0].path, c) for c in singles}
+        keys = {c.files[0].path: self._key(c) for c in singles}
         works: dict[str, _Work] = {}
         misses: list[Change] = []
         for single in singles:
@@ -161,7 +161,7 @@ class Hook:
     def _remember(self, key: str, verdict: FileVerdict) -> None:
         self._cache.put(key, {"status": verdict.status, "lines": list(verdict.lines), "path": verdict.path})
 
-    def _key(self, path: str, change: Change, after: str | None = None) -> str:
+    def _key(self, change: Change, after: str | None = None) -> str:
         file = change.files[0]
         settings = self._settings
         return cache_key(
@@ -181,7 +181,7 @@ class Hook:
                     settings.fail_on,
                     settings.test_timeout,
                 ],
-                "path": path,
+                "path": file.path,
                 "before": content_hash(file.before.text) if file.before else None,
                 "after": content_hash(after if after is not None else file.after.text),
             }
@@ -262,7 +262,7 @@ class Hook:
             return _Work(FileVerdict(path, "not-written", (note, *lines, *diff)), key)
         final_key = None
         if result.stop == "passed":
-            final_key = self._key(path, result.change, after=result.final[path])
+            final_key = self._key(result.change, after=result.final[path])
         return _Work(FileVerdict(path, "fixed", (*lines, *diff)), key, tuple(writes), final_key)
 
     def _write(self, works: Sequence[_Work]) -> tuple[str, ...]:

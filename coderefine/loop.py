@@ -28,9 +28,7 @@ from coderefine.redact import Redactor
 from coderefine.signals.base import SEVERITY_RANK, Comparison
 from coderefine.symbols import changed_symbols
 
-StopReason = Literal[
-    "passed", "clean", "no-progress", "repeated", "rounds", "budget", "timeout", "gate", "reviewed"
-]
+StopReason = Literal["passed", "no-progress", "repeated", "rounds", "budget", "timeout", "gate", "reviewed"]
 Outcome = Literal[
     "passed",
     "accepted",

@@ -7,7 +7,7 @@ provider may cache (Anthropic's ``cache_control``); everything after it changes 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 Role = Literal["author", "critic", "reviser"]
@@ -98,7 +98,6 @@ class ModelReply:
     model: str
     tool_input: Mapping[str, Any] | None = None
     stop_reason: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Model(Protocol):

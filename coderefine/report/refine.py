@@ -15,7 +15,6 @@ from coderefine.signals.base import Comparison
 
 _STOPS = {
     "passed": "the critic passed the change and the signals are clean",
-    "clean": "the signals are clean",
     "no-progress": "a round made no progress",
     "repeated": "a revision repeated an earlier version",
     "rounds": "the round limit was reached",
