@@ -11,6 +11,9 @@ EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
+# The model provider could not be reached or kept failing after the retries: try again later. Not a bug
+# of coderefine (3) and not a mistake of the user (2), so scripts can retry on this code alone.
+EXIT_PROVIDER = 4
 EXIT_INTERRUPTED = 130
 
 
@@ -82,28 +85,26 @@ class AuthError(ModelError):
     """The provider refused the key."""
 
 
-class RateLimitError(ModelError):
+class ProviderUnavailableError(ModelError):
+    """The provider could not be reached, was overloaded, limited the rate or timed out, after the retries."""
+
+    exit_code = EXIT_PROVIDER
+
+
+class RateLimitError(ProviderUnavailableError):
     """The provider kept answering 429 after the retries."""
 
-    exit_code = EXIT_INTERNAL
 
-
-class OverloadedError(ModelError):
+class OverloadedError(ProviderUnavailableError):
     """The provider kept answering 529/5xx after the retries."""
 
-    exit_code = EXIT_INTERNAL
 
-
-class ConnectionFailedError(ModelError):
+class ConnectionFailedError(ProviderUnavailableError):
     """The provider could not be reached."""
 
-    exit_code = EXIT_INTERNAL
 
-
-class ModelTimeoutError(ModelError):
+class ModelTimeoutError(ProviderUnavailableError):
     """The provider did not answer in time."""
-
-    exit_code = EXIT_INTERNAL
 
 
 class ReplyCutShortError(ModelError):
