@@ -1,0 +1,287 @@
+"""The public Python API: check, critique and refine a change; undo the last write.
+
+The CLI, the MCP server and other tools stand on these functions. Their dependencies are passed in: the
+model (any object with ``name`` and ``complete``, or a model name), the settings, the runner of external
+programs and the environment. What ``coderefine.__all__`` names is the stable surface; nothing else in the
+package is promised.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from coderefine.change import Change, load_change, project_root
+from coderefine.check import CheckResult, run_check
+from coderefine.config import Settings
+from coderefine.config import load_settings as _load_settings
+from coderefine.errors import EXIT_INTERRUPTED, CoderefineError, InputError
+from coderefine.fix import FixOutcome, run_refine, write_result
+from coderefine.gitio import GitRepo
+from coderefine.lock import run_lock
+from coderefine.loop import NoProgress, Progress, RefineResult
+from coderefine.loop import review as _review
+from coderefine.models.base import Model
+from coderefine.runner import Runner, SubprocessRunner
+from coderefine.workspace import project_files
+from coderefine.writes import Journal, UndoResult
+
+PathArg = str | os.PathLike[str]
+
+
+class CancelledError(CoderefineError):
+    """The run was cancelled (its ``cancel`` event was set); nothing was written."""
+
+    exit_code = EXIT_INTERRUPTED
+
+
+def load_settings(
+    root: PathArg | None = None, *, environ: Mapping[str, str] | None = None, **overrides: Any
+) -> Settings:
+    """The settings of the project at ``root``: defaults < ``[tool.coderefine]`` < ``CODEREFINE_*`` <
+    ``overrides`` (snake-case keys, e.g. ``rounds=2, tests=False``)."""
+    base = _root(root)
+    return _load_settings(
+        project_root(base, GitRepo.find(base)), os.environ if environ is None else environ, overrides
+    )
+
+
+def check(
+    files: Sequence[PathArg] = (),
+    *,
+    root: PathArg | None = None,
+    staged: bool = False,
+    base: str | None = None,
+    patch: str | None = None,
+    settings: Settings | None = None,
+    runner: Runner | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> CheckResult:
+    """The signals the change introduced (ruff, ruff format, syntax, related tests); no model involved.
+
+    The change is the uncommitted change of ``files`` (the whole file when it has none), the ``staged``
+    change, the branch since its merge base with ``base``, or the unified diff ``patch``. Paths are relative
+    to ``root`` (default: the current folder) and must stay inside it.
+    """
+    env = os.environ if environ is None else environ
+    change, settings, repo = _load(files, root, staged, base, patch, settings, env)
+    return run_check(change, settings, runner or SubprocessRunner(), env, project_files(change.root, repo))
+
+
+def critique(
+    files: Sequence[PathArg] = (),
+    *,
+    intent: str | None = None,
+    model: Model | str | None = None,
+    root: PathArg | None = None,
+    staged: bool = False,
+    base: str | None = None,
+    patch: str | None = None,
+    settings: Settings | None = None,
+    runner: Runner | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> RefineResult:
+    """The critic's structured review of the change against ``intent``, grounded in its signals.
+
+    Nothing is revised or written: ``result.critique`` holds the verdict and the located issues (None when
+    the critique was unusable or the budget ran out; ``result.rounds[0].note`` says why).
+    """
+    env = os.environ if environ is None else environ
+    change, settings, repo = _load(files, root, staged, base, patch, settings, env)
+    chosen = resolve_model(model, settings, env)
+    from coderefine.evaluate import Evaluator
+
+    files_list = project_files(change.root, repo)
+    with Evaluator(change, settings, runner or SubprocessRunner(), env, files_list) as evaluator:
+        return _review(change, settings, chosen, evaluator, intent=intent)
+
+
+def refine(
+    files: Sequence[PathArg] = (),
+    *,
+    intent: str | None = None,
+    model: Model | str | None = None,
+    write: bool = False,
+    root: PathArg | None = None,
+    staged: bool = False,
+    base: str | None = None,
+    patch: str | None = None,
+    settings: Settings | None = None,
+    runner: Runner | None = None,
+    environ: Mapping[str, str] | None = None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    on_wait: Callable[[str], None] | None = None,
+) -> FixOutcome:
+    """Run the self-refine loop on the change; with ``write``, write the accepted result.
+
+    Without ``write`` (a dry run) no file is touched: ``outcome.result.final`` holds the refined texts and
+    ``to_data(outcome)["diff"]`` the patch. With ``write``, the changed files are written atomically after an
+    undo journal entry (``undo()`` restores them), under the project's run lock, and only if no file changed
+    on disk meanwhile. Setting ``cancel`` stops the run at its next step; nothing is written after it is set.
+    """
+    env = os.environ if environ is None else environ
+    change, settings, repo = _load(files, root, staged, base, patch, settings, env)
+    chosen = resolve_model(model, settings, env)
+    return refine_change(
+        change,
+        settings,
+        chosen,
+        repo,
+        write=write,
+        runner=runner or SubprocessRunner(),
+        environ=env,
+        intent=intent,
+        progress=progress,
+        cancel=cancel,
+        on_wait=on_wait,
+    )
+
+
+def refine_change(
+    change: Change,
+    settings: Settings,
+    model: Model,
+    repo: GitRepo | None,
+    *,
+    write: bool,
+    runner: Runner,
+    environ: Mapping[str, str],
+    intent: str | None = None,
+    draft: bool = False,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    on_wait: Callable[[str], None] | None = None,
+    on_recover: Callable[[tuple[str, ...]], None] | None = None,
+) -> FixOutcome:
+    """``refine`` for a change already loaded: the run lock, recovery of an interrupted write, the loop,
+    and the journalled write. The CLI's ``fix`` and ``draft`` stand on this too."""
+    journal = Journal.for_project(change.root, repo.git_dir if repo else None)
+    watched = _Cancellable(progress or NoProgress(), cancel)
+    with run_lock(journal.lock_path, on_wait=on_wait):
+        restored = journal.recover()
+        if restored and on_recover is not None:
+            on_recover(restored)
+        watched.check()
+        result = run_refine(
+            change,
+            settings,
+            model,
+            runner,
+            environ,
+            project_files(change.root, repo),
+            intent=intent,
+            draft=draft,
+            progress=watched,
+        )
+        written: tuple[str, ...] = ()
+        entry = ""
+        if result.changed and write:
+            watched.check()
+            written, entry = write_result(result, journal)
+    return FixOutcome(result, written, entry)
+
+
+def undo(*, root: PathArg | None = None, force: bool = False) -> UndoResult:
+    """Restore the files of coderefine's last write in the project at ``root``.
+
+    Refuses (``UndoError``) to restore over a file that changed since, unless ``force``.
+    """
+    base = _root(root)
+    repo = GitRepo.find(base)
+    journal = Journal.for_project(project_root(base, repo), repo.git_dir if repo else None)
+    with run_lock(journal.lock_path):
+        return journal.undo(force=force)
+
+
+def to_data(
+    result: CheckResult | RefineResult | FixOutcome, *, fail_on: str = "warning"
+) -> dict[str, object]:
+    """The JSON-ready data of a result, in the shape of ``--format json`` (see docs/output.md)."""
+    if isinstance(result, CheckResult):
+        from coderefine.report.jsonout import check_data
+
+        return check_data(result, fail_on)
+    from coderefine.report.refine import refine_data
+
+    if isinstance(result, FixOutcome):
+        return refine_data(result.result, written=result.written)
+    return refine_data(result)
+
+
+def resolve_model(model: Model | str | None, settings: Settings, environ: Mapping[str, str]) -> Model:
+    """A model object as given, else the one a name (or the ``model`` setting) stands for."""
+    if model is not None and not isinstance(model, str):
+        return model
+    from coderefine.models.factory import make_model
+
+    return make_model(model or settings.model, settings, environ)
+
+
+class _Cancellable:
+    """Passes progress on, and stops the run at its next step once ``cancel`` is set."""
+
+    def __init__(self, inner: Progress, cancel: threading.Event | None) -> None:
+        self._inner = inner
+        self._cancel = cancel
+
+    def check(self) -> None:
+        if self._cancel is not None and self._cancel.is_set():
+            raise CancelledError("the run was cancelled; no file was written")
+
+    def phase(self, name: str, round_number: int, tokens: int) -> None:
+        self.check()
+        self._inner.phase(name, round_number, tokens)
+
+
+def _root(root: PathArg | None) -> Path:
+    base = Path(os.path.abspath(root if root is not None else Path.cwd()))
+    if not base.is_dir():
+        raise InputError(f"{base}: not a folder; pass the project folder as root")
+    return base
+
+
+def inside(root: Path, path: PathArg) -> Path:
+    """``path`` (relative to ``root``, or absolute) as an absolute path, refused when it leaves ``root``,
+    also through a symbolic link."""
+    absolute = Path(os.path.normpath(root / path))
+    for candidate, boundary in ((absolute, root), (absolute.resolve(), root.resolve())):
+        if not candidate.is_relative_to(boundary):
+            raise InputError(f"{path}: outside the project root {root}; name files inside it")
+    return absolute
+
+
+def _load(
+    files: Sequence[PathArg],
+    root: PathArg | None,
+    staged: bool,
+    base: str | None,
+    patch: str | None,
+    settings: Settings | None,
+    environ: Mapping[str, str],
+) -> tuple[Change, Settings, GitRepo | None]:
+    top = _root(root)
+    paths = [inside(top, f) for f in files]
+    first = paths[0] if paths else top
+    repo = GitRepo.find(first if first.exists() else first.parent)
+    if settings is None:
+        settings = _load_settings(project_root(first, repo), environ)
+    if not paths and not staged and base is None and patch is None:
+        raise InputError("name the files to review, or use staged, base or patch")
+    change = load_change(
+        paths,
+        cwd=top,
+        repo=repo,
+        staged=staged,
+        base=base,
+        patch_text=patch,
+        max_bytes=settings.max_file_kib * 1024,
+    )
+    for file in change.files:
+        inside(top, change.root / file.path)
+    if not change.files:
+        raise InputError("no Python files in the change; nothing to review")
+    return change, settings, repo
