@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from coderefine import __version__
 from coderefine.cli_parser import build_parser
-from coderefine.commands import bench, ci, hooks, local
+from coderefine.commands import bench, ci, hooks, local, mcp
 from coderefine.errors import EXIT_CLEAN, EXIT_INTERNAL, EXIT_INTERRUPTED, CoderefineError
 
 _COMMANDS: dict[str, Callable[..., int]] = {
@@ -28,6 +28,7 @@ _COMMANDS: dict[str, Callable[..., int]] = {
     "cache": hooks.command_cache,
     "review": ci.command_review,
     "bench": bench.command_bench,
+    "mcp": mcp.command_mcp,
 }
 
 

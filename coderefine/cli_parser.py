@@ -242,4 +242,41 @@ def build_parser() -> argparse.ArgumentParser:
         "changed since, unless --force.",
     )
     undo.add_argument("--force", action="store_true", help="restore even files that changed since")
+    _add_mcp_parser(commands)
     return parser
+
+
+_MCP_EPILOG = """\
+tools:
+  check     the signals a change introduced (ruff, format, syntax, related tests); no model.
+            An agent calls it after editing Python files, before it says it is done.
+  critique  the critic's verdict and located issues for a change against its intent; writes nothing.
+  refine    the whole loop; returns the patch (dry_run, the default) or writes it with an undo journal.
+  undo      restores the files of the last write.
+
+The model is the configured one (--model, [tool.coderefine] model, ANTHROPIC_API_KEY); when none is
+configured and the client supports sampling, the client's own model answers.
+
+An MCP host runs:  coderefine mcp --root /path/to/project
+"""
+
+
+def _add_mcp_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    mcp = commands.add_parser(
+        "mcp",
+        help="serve check, critique, refine and undo to coding agents over MCP (stdio)",
+        description="Start a Model Context Protocol server on stdin/stdout for coding agents (Claude "
+        "Code, Cursor and other MCP clients), in the project of the current folder or --root. Every path "
+        "a tool is given must lie inside that root. Needs the MCP SDK: pip install 'coderefine[mcp]'.",
+        epilog=_MCP_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    mcp.add_argument(
+        "--root",
+        type=Path,
+        metavar="DIR",
+        help="the project folder (default: the git top level of the current folder)",
+    )
+    mcp.add_argument(
+        "--model", metavar="NAME", help="the model for critique and refine (default: the setting)"
+    )

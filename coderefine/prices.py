@@ -33,7 +33,7 @@ _FAMILIES: dict[str, Price] = {
     "sonnet": Price(3.0, 15.0),
     "haiku": Price(1.0, 5.0),
 }
-_FREE = ("replay:", "scripted", "local", "oracle", "do-nothing")
+_FREE = ("replay:", "scripted", "local", "oracle", "do-nothing", "sampling:")
 _DEFAULT = Price(15.0, 75.0)
 
 
