@@ -40,6 +40,7 @@ class CallBridge:
         self._ctx = ctx
         self.cancel = threading.Event()
         self._steps = 0
+        self._waiting: set[anyio.CancelScope] = set()  # sampling requests in flight, on the event loop
 
     def notify(self, message: str) -> None:
         """A progress notification (only if the client asked for progress; never fails the run)."""
@@ -77,19 +78,25 @@ class CallBridge:
             types.SamplingMessage(role=role, content=types.TextContent(type="text", text=text))
             for role, text in call.messages
         ]
-        try:
-            with warnings.catch_warnings():
-                # Sampling is deprecated by the newest protocol version, not by the ones that carry it.
-                warnings.simplefilter("ignore")
-                result = await self._ctx.session.create_message(
-                    messages,
-                    max_tokens=call.max_tokens,
-                    system_prompt=call.system,
-                    related_request_id=self._ctx.request_id,
-                )
-        except MCPError as exc:
-            raise ModelError(f"the MCP client refused the sampling request: {exc}") from exc
-        assert isinstance(result, types.CreateMessageResult)
+        result: object = None
+        with anyio.CancelScope() as scope:
+            self._waiting.add(scope)
+            try:
+                with warnings.catch_warnings():
+                    # Sampling is deprecated by the newest protocol version, not by those that carry it.
+                    warnings.simplefilter("ignore")
+                    result = await self._ctx.session.create_message(
+                        messages,
+                        max_tokens=call.max_tokens,
+                        system_prompt=call.system,
+                        related_request_id=self._ctx.request_id,
+                    )
+            except MCPError as exc:
+                raise ModelError(f"the MCP client refused the sampling request: {exc}") from exc
+            finally:
+                self._waiting.discard(scope)
+        if scope.cancelled_caught or not isinstance(result, types.CreateMessageResult):
+            raise CancelledError("the run was cancelled; no file was written")
         return result
 
     async def run(self, work: Callable[[], T]) -> T:
@@ -98,6 +105,8 @@ class CallBridge:
             return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
             self.cancel.set()
+            for scope in list(self._waiting):
+                scope.cancel()
             raise
 
 
