@@ -7,6 +7,8 @@ cheap: no libcst, gitpython or model SDK until a function is called.
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -74,6 +76,20 @@ __all__ = [
     "to_data",
     "undo",
 ]
+
+
+class _Package(types.ModuleType):
+    """The package module. Importing a submodule binds it as an attribute of its package, and two
+    submodules share their names with API functions (``coderefine.check``, ``coderefine.critique``): the
+    functions keep the names; the modules stay importable by their full names."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _EXPORTS and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

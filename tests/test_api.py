@@ -1,0 +1,111 @@
+"""The public Python API, used only through the names ``coderefine`` exports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+import coderefine
+from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
+from tests.test_loop import BUGGY, FIX, PASS, revise
+
+
+def test_every_exported_name_resolves_and_importing_is_cheap() -> None:
+    for name in coderefine.__all__:
+        assert getattr(coderefine, name) is not None
+    probe = "import sys, coderefine; print(sorted(m for m in ('libcst', 'git', 'anthropic', 'mcp') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        coderefine.nothing  # noqa: B018
+
+
+def test_check_a_buggy_change(make_repo: RepoFactory) -> None:
+    root = make_repo(SMALL_PROJECT)
+    write_files(root, {"pkg/mod.py": BUGGY})
+    result = coderefine.check(["pkg/mod.py"], root=root)
+    assert isinstance(result, coderefine.CheckResult)
+    assert result.failed("warning")
+    assert [s.code for s in result.evaluation.comparison.introduced] == ["tests/test_mod.py::test_add"]
+    data = coderefine.to_data(result)
+    assert data["failed"] is True and json.loads(json.dumps(data)) == data
+
+
+def test_critique_writes_nothing(make_repo: RepoFactory) -> None:
+    root = make_repo(SMALL_PROJECT)
+    write_files(root, {"pkg/mod.py": BUGGY})
+    settings = coderefine.load_settings(root, environ={}, tests=False)
+    model = coderefine.ScriptedModel([revise()])
+    result = coderefine.critique(["pkg/mod.py"], root=root, model=model, settings=settings, intent="add adds")
+    assert isinstance(result, coderefine.RefineResult)
+    assert result.critique is not None and result.critique.verdict == "revise"
+    assert result.critique.issues[0] == coderefine.Issue(
+        "add subtracts", "error", "pkg/mod.py", 2, 2, "return a - b", "use +"
+    )
+    assert "add adds" in model.history[0].prompt_text()
+    assert (root / "pkg/mod.py").read_text() == BUGGY
+
+
+def test_refine_dry_run_then_write_then_undo(make_repo: RepoFactory) -> None:
+    root = make_repo(SMALL_PROJECT)
+    write_files(root, {"pkg/mod.py": BUGGY})
+    settings = coderefine.load_settings(root, environ={}, tests=False)
+
+    dry = coderefine.refine(
+        ["pkg/mod.py"], root=root, model=coderefine.ScriptedModel([revise(), FIX, PASS]), settings=settings
+    )
+    assert isinstance(dry, coderefine.FixOutcome)
+    assert dry.written == () and "return a + b" in dry.result.final["pkg/mod.py"]
+    assert "+    return a + b" in str(coderefine.to_data(dry)["diff"])
+    assert (root / "pkg/mod.py").read_text() == BUGGY
+
+    written = coderefine.refine(
+        ["pkg/mod.py"],
+        root=root,
+        model=coderefine.ScriptedModel([revise(), FIX, PASS]),
+        settings=settings,
+        write=True,
+    )
+    assert written.written == ("pkg/mod.py",)
+    assert "return a + b" in (root / "pkg/mod.py").read_text()
+    undone = coderefine.undo(root=root)
+    assert isinstance(undone, coderefine.UndoResult) and undone.restored == ("pkg/mod.py",)
+    assert (root / "pkg/mod.py").read_text() == BUGGY
+
+
+def test_a_cancelled_refine_writes_nothing(make_repo: RepoFactory) -> None:
+    root = make_repo(SMALL_PROJECT)
+    write_files(root, {"pkg/mod.py": BUGGY})
+    cancel = threading.Event()
+
+    def critic_then_cancel(request: coderefine.ModelRequest) -> dict[str, object]:
+        cancel.set()  # as if the user gave up while the critic was thinking
+        return revise()
+
+    with pytest.raises(coderefine.CancelledError):
+        coderefine.refine(
+            ["pkg/mod.py"],
+            root=root,
+            model=coderefine.ScriptedModel([critic_then_cancel, FIX, PASS]),
+            settings=coderefine.load_settings(root, environ={}, tests=False),
+            write=True,
+            cancel=cancel,
+        )
+    assert (root / "pkg/mod.py").read_text() == BUGGY
+
+
+def test_bad_input_is_a_clear_error(make_repo: RepoFactory, tmp_path: Path) -> None:
+    root = make_repo(SMALL_PROJECT)
+    with pytest.raises(coderefine.CoderefineError, match="outside the project root"):
+        coderefine.check(["../elsewhere.py"], root=root)
+    with pytest.raises(coderefine.CoderefineError, match="name the files"):
+        coderefine.check(root=root)
+    with pytest.raises(coderefine.CoderefineError, match="nothing to undo"):
+        coderefine.undo(root=root)
+    with pytest.raises(coderefine.CoderefineError, match="unknown setting 'colour'"):
+        coderefine.load_settings(root, environ={}, colour="red")
