@@ -185,7 +185,9 @@ def refine_change(
     return FixOutcome(result, written, entry)
 
 
-def undo(*, root: PathArg | None = None, force: bool = False) -> UndoResult:
+def undo(
+    *, root: PathArg | None = None, force: bool = False, on_wait: Callable[[str], None] | None = None
+) -> UndoResult:
     """Restore the files of coderefine's last write in the project at ``root``.
 
     Refuses (``UndoError``) to restore over a file that changed since, unless ``force``.
@@ -193,7 +195,7 @@ def undo(*, root: PathArg | None = None, force: bool = False) -> UndoResult:
     base = _root(root)
     repo = GitRepo.find(base)
     journal = Journal.for_project(project_root(base, repo), repo.git_dir if repo else None)
-    with run_lock(journal.lock_path):
+    with run_lock(journal.lock_path, on_wait=on_wait):
         return journal.undo(force=force)
 
 

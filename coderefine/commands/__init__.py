@@ -24,7 +24,10 @@ def warn(message: str) -> None:
 
 def recover(journal: Any) -> None:
     """Undo what an interrupted earlier write left half-done, and say so."""
-    restored = journal.recover()
+    recovered(journal.recover())
+
+
+def recovered(restored: tuple[str, ...]) -> None:
     if restored:
         warn(f"an earlier run was interrupted while writing; restored {', '.join(restored)} as they were")
 

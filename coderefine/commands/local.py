@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from coderefine.commands import load, recover, require_change_source, settings_flags, warn
+from coderefine.commands import load, recovered, require_change_source, settings_flags, warn
 from coderefine.errors import EXIT_CLEAN, EXIT_FINDINGS
 
 
@@ -31,18 +31,15 @@ def command_check(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 
 
 def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.api import refine_change
     from coderefine.change import draft_change, project_root
     from coderefine.config import load_settings
     from coderefine.errors import UsageError
-    from coderefine.fix import FixOutcome, run_refine, write_result
     from coderefine.gitio import GitRepo
-    from coderefine.lock import run_lock
     from coderefine.models.factory import make_model
     from coderefine.report.progress import StreamProgress
     from coderefine.report.refine import render_refine, render_refine_json
     from coderefine.runner import SubprocessRunner
-    from coderefine.workspace import project_files
-    from coderefine.writes import Journal
 
     drafting = args.command == "draft"
     if drafting:
@@ -62,27 +59,24 @@ def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     record = Path(args.record) if args.record else None
     model = make_model(settings.model, settings, os.environ, record=record)
     progress = StreamProgress(sys.stderr, sys.stderr.isatty())
-    journal = Journal.for_project(change.root, repo.git_dir if repo else None)
-    written: tuple[str, ...] = ()
-    with run_lock(journal.lock_path, on_wait=warn):
-        recover(journal)
-        try:
-            result = run_refine(
-                change,
-                settings,
-                model,
-                SubprocessRunner(),
-                os.environ,
-                project_files(change.root, repo),
-                intent=args.intent,
-                draft=drafting,
-                progress=progress,
-            )
-        finally:
-            progress.done()
-        if result.changed and not args.dry_run:
-            written, _ = write_result(result, journal)
-    outcome = FixOutcome(result, written)
+    try:
+        outcome = refine_change(
+            change,
+            settings,
+            model,
+            repo,
+            write=not args.dry_run,
+            runner=SubprocessRunner(),
+            environ=os.environ,
+            intent=args.intent,
+            draft=drafting,
+            progress=progress,
+            on_wait=warn,
+            on_recover=recovered,
+        )
+    finally:
+        progress.done()
+    result, written = outcome.result, outcome.written
     if args.output_format == "json":
         out.write(render_refine_json(result, written=written))
     else:
@@ -93,16 +87,8 @@ def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 
 
 def command_undo(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    from coderefine.change import project_root
-    from coderefine.gitio import GitRepo
-    from coderefine.lock import run_lock
-    from coderefine.writes import Journal
+    from coderefine.api import undo
 
-    cwd = Path.cwd()
-    repo = GitRepo.find(cwd)
-    root = project_root(cwd, repo)
-    journal = Journal.for_project(root, repo.git_dir if repo else None)
-    with run_lock(journal.lock_path, on_wait=warn):
-        result = journal.undo(force=args.force)
+    result = undo(root=Path.cwd(), force=args.force, on_wait=warn)
     out.write(f"coderefine undo: restored {', '.join(result.restored) or 'nothing (already as before)'}\n")
     return EXIT_CLEAN
