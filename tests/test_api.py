@@ -109,3 +109,25 @@ def test_bad_input_is_a_clear_error(make_repo: RepoFactory, tmp_path: Path) -> N
         coderefine.undo(root=root)
     with pytest.raises(coderefine.CoderefineError, match="unknown setting 'colour'"):
         coderefine.load_settings(root, environ={}, colour="red")
+
+
+def test_the_worked_example_of_the_docs_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = (Path(__file__).parent.parent / "docs" / "api.md").read_text()
+    example = doc.split("```python\n", 1)[1].split("```\n\n", 1)[0]
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=project, check=True)
+    write_files(project, {k: v for k, v in SMALL_PROJECT.items() if k != "tests/test_other.py"})
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "initial"], cwd=project, check=True)
+    write_files(project, {"pkg/mod.py": BUGGY})
+    monkeypatch.chdir(tmp_path)
+    exec(compile(example, "docs/api.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    for line in example.splitlines():
+        if "  # " in line and "print(" in line:
+            expected = line.split("  # ", 1)[1].strip()
+            assert any(expected in row for row in printed), (expected, printed)
+    assert (project / "pkg/mod.py").read_text() == BUGGY
