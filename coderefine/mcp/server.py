@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
@@ -24,7 +26,7 @@ from coderefine import __version__, api
 from coderefine.change import project_root
 from coderefine.errors import CoderefineError, MissingKeyError, UsageError
 from coderefine.gitio import GitRepo
-from coderefine.mcp.bridge import CallBridge, choose_model
+from coderefine.mcp.bridge import Job, choose_model
 from coderefine.mcp.results import ToolOutput, bounded
 from coderefine.mcp.tools import INSTRUCTIONS, TOOLS, ToolDef
 from coderefine.report.refine import render_refine
@@ -59,6 +61,8 @@ class CoderefineServer:
         self.root = root
         self.environ = environ
         self.model = model
+        self.jobs: dict[str, Job] = {}
+        self._group: anyio.abc.TaskGroup | None = None
 
     def reports(self) -> Path:
         repo = GitRepo.find(self.root)
@@ -68,7 +72,7 @@ class CoderefineServer:
     def settings(self, **overrides: Any) -> Any:
         return api.load_settings(self.root, environ=self.environ, **overrides)
 
-    def check(self, args: Mapping[str, Any], bridge: CallBridge) -> ToolOutput:
+    def check(self, args: Mapping[str, Any], bridge: Job) -> ToolOutput:
         settings = self.settings()
         bridge.notify("collecting signals: ruff, ruff format, syntax, related tests")
         result = api.check(
@@ -82,7 +86,7 @@ class CoderefineServer:
         data = api.to_data(result, fail_on=settings.fail_on)
         return bounded("check", render_check(result, settings.fail_on), data, self.reports())
 
-    def critique(self, args: Mapping[str, Any], bridge: CallBridge) -> ToolOutput:
+    def critique(self, args: Mapping[str, Any], bridge: Job) -> ToolOutput:
         settings = self.settings()
         model = choose_model(bridge, settings, self.environ, self.model)
         bridge.notify("collecting signals, then asking the critic")
@@ -101,7 +105,7 @@ class CoderefineServer:
         text = _model_line(model.describe()) + render_refine(result, show_diff=False)
         return bounded("critique", text, data, self.reports())
 
-    def refine(self, args: Mapping[str, Any], bridge: CallBridge) -> ToolOutput:
+    def refine(self, args: Mapping[str, Any], bridge: Job) -> ToolOutput:
         overrides = {"rounds": args["rounds"]} if "rounds" in args else {}
         settings = self.settings(**overrides)
         model = choose_model(bridge, settings, self.environ, self.model)
@@ -125,36 +129,82 @@ class CoderefineServer:
         text = _model_line(model.describe()) + render_refine(outcome.result, written=outcome.written)
         return bounded("refine", text, data, self.reports())
 
-    def undo(self, args: Mapping[str, Any], bridge: CallBridge) -> ToolOutput:
+    def undo(self, args: Mapping[str, Any], bridge: Job) -> ToolOutput:
         result = api.undo(root=self.root, force=args.get("force", False))
         restored = ", ".join(result.restored) or "nothing (the files were already as before)"
         return ToolOutput(
             f"restored {restored}\n", {"entry": result.entry, "restored": list(result.restored)}
         )
 
-    async def call(
-        self, ctx: ServerRequestContext[Any, Any], name: str, arguments: Mapping[str, Any]
-    ) -> ToolOutput:
-        tool = _BY_NAME.get(name)
-        if tool is None:
-            return ToolOutput(f"unknown tool {name!r}; the tools are {', '.join(_BY_NAME)}", {}, True)
-        bridge = CallBridge(ctx)
+    def guarded(self, name: str, arguments: Mapping[str, Any], job: Job) -> ToolOutput:
+        """Run a tool in the job's thread; every error becomes a result the agent can read."""
         try:
-            validate(tool, arguments)
-            handler = getattr(self, name)
-            output: ToolOutput = await bridge.run(lambda: handler(arguments, bridge))
+            output: ToolOutput = getattr(self, name)(arguments, job)
             return output
         except MissingKeyError as exc:
             hint = " (or connect from an MCP client that supports sampling, to use its model)"
             return ToolOutput(f"coderefine: error: {exc}{hint}", {"error": str(exc)}, True)
         except CoderefineError as exc:
             return ToolOutput(f"coderefine: error: {exc}", {"error": str(exc)}, True)
-        except anyio.get_cancelled_exc_class():
-            raise
         except Exception as exc:  # a bug: tell the agent, keep serving, log the traceback for the user
             traceback.print_exc(file=sys.stderr)
             message = f"coderefine: internal error (coderefine {__version__}): {type(exc).__name__}: {exc}"
             return ToolOutput(message, {"error": message}, True)
+
+    async def call(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> ToolOutput | tuple[str, str, types.CreateMessageRequestParams]:
+        """A tool's output, or a sampling request (job id, key, request) the client must answer first."""
+        if params.request_state is not None:
+            job = self.jobs.get(params.request_state)
+            if job is None:
+                return ToolOutput(
+                    "coderefine: this call's state is unknown or expired; call the tool again", {}, True
+                )
+            job.ctx = ctx
+            job.answer((params.input_responses or {}).get(job.pending))
+        else:
+            tool = _BY_NAME.get(params.name)
+            if tool is None:
+                return ToolOutput(
+                    f"unknown tool {params.name!r}; the tools are {', '.join(_BY_NAME)}", {}, True
+                )
+            arguments = params.arguments or {}
+            try:
+                validate(tool, arguments)
+            except UsageError as exc:
+                return ToolOutput(f"coderefine: error: {exc}", {"error": str(exc)}, True)
+            job = Job(ctx, lambda job: self.guarded(tool.name, arguments, job))
+            self.jobs[job.id] = job
+            self.task_group().start_soon(job.run)
+        try:
+            kind, value = await job.next_event()
+        except anyio.get_cancelled_exc_class():
+            self.jobs.pop(job.id, None)
+            raise
+        if kind == "sample":
+            key, request = value
+            return job.id, key, request
+        self.jobs.pop(job.id, None)
+        output: ToolOutput = value
+        return output
+
+    def task_group(self) -> anyio.abc.TaskGroup:
+        if self._group is None:
+            raise RuntimeError("the server's task group is not running")
+        return self._group
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Jobs run in the server's own task group, so that one can outlive the request that started it."""
+        async with anyio.create_task_group() as group:
+            self._group = group
+            try:
+                yield
+            finally:
+                for job in self.jobs.values():
+                    job.stop()
+                group.cancel_scope.cancel()
 
 
 def _model_line(model: Mapping[str, object]) -> str:
@@ -192,18 +242,29 @@ def build_server(root: Path, environ: Mapping[str, str], model: str | None = Non
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        output = await tools.call(ctx, params.name, params.arguments or {})
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        output = await tools.call(ctx, params)
+        if isinstance(output, tuple):
+            job_id, key, request = output
+            return types.InputRequiredResult(
+                input_requests={key: types.CreateMessageRequest(params=request)}, request_state=job_id
+            )
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=output.text)],
             structured_content=output.data,
             is_error=output.is_error,
         )
 
+    @asynccontextmanager
+    async def lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        async with tools.running():
+            yield {}
+
     return Server(
         "coderefine",
         version=__version__,
         instructions=INSTRUCTIONS,
+        lifespan=lifespan,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

@@ -141,14 +141,22 @@ def test_refine_dry_run_returns_the_patch_then_write_and_undo(make_repo: RepoFac
     assert (root / "pkg/mod.py").read_text() == BUGGY
 
 
-def test_the_clients_model_answers_through_sampling(make_repo: RepoFactory) -> None:
+@pytest.mark.parametrize(
+    "mode",
+    [
+        "legacy",  # 2025-11-25: sampling requests on the connection's back-channel
+        "auto",  # 2026-07-28: sampling requests inside InputRequiredResult round trips
+    ],
+)
+def test_the_clients_model_answers_through_sampling(make_repo: RepoFactory, mode: str) -> None:
     root = make_repo(SMALL_PROJECT)
     write_files(root, {"pkg/mod.py": BUGGY})
     seen: list[types.CreateMessageRequestParams] = []
     replies = ["```json\n" + json.dumps(revise()) + "\n```", FIX, json.dumps(PASS)]
 
     async def scenario() -> types.CallToolResult:
-        async with connect(root, sampling=scripted_sampling(replies, seen), mode="legacy") as client:
+        async with connect(root, sampling=scripted_sampling(replies, seen), mode=mode) as client:
+            assert (client.protocol_version == "2026-07-28") == (mode == "auto")
             return await client.call_tool("refine", {"files": ["pkg/mod.py"], "dry_run": False})
 
     result = anyio.run(scenario)
