@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install 'coderefine[mcp]'")
+if not os.environ.get("CI"):  # under CI the SDK is a dev dependency: its absence must fail, not skip
+    pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install 'coderefine[mcp]'")
 
 import anyio
 import mcp_types as types
@@ -225,6 +226,32 @@ def test_a_cancelled_call_writes_nothing_and_the_server_goes_on(make_repo: RepoF
     assert undo.is_error and "nothing to undo" in text_of(undo)
     assert not check.is_error
     assert (root / "pkg/mod.py").read_text() == BUGGY
+
+
+def test_critique_reviews_without_writing_and_says_which_model_answered(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    root = make_repo(SMALL_PROJECT)
+    write_files(root, {"pkg/mod.py": BUGGY})
+    model = replay_file(tmp_path / "replies.jsonl", [("critic", revise())])
+
+    async def scenario() -> list[types.CallToolResult]:
+        async with connect(root, {"CODEREFINE_MODEL": model}) as client:
+            reviewed = await client.call_tool("critique", {"files": ["pkg/mod.py"], "intent": "add adds"})
+        async with connect(root) as client:  # no model configured, and this client offers no sampling
+            unconfigured = await client.call_tool("critique", {"files": ["pkg/mod.py"]})
+        return [reviewed, unconfigured]
+
+    reviewed, unconfigured = anyio.run(scenario)
+    data = reviewed.structured_content
+    assert data is not None and not reviewed.is_error
+    assert data["critique"]["verdict"] == "revise" and data["critique"]["issues"][0]["line"] == 2
+    assert data["intent"] == "add adds" and data["written"] == [] and data["stop"] == "reviewed"
+    assert data["model"]["answered"] == ["scripted-replay"]
+    assert "[error] pkg/mod.py:2 add subtracts" in text_of(reviewed)
+    assert (root / "pkg/mod.py").read_text() == BUGGY
+    assert unconfigured.is_error
+    assert "ANTHROPIC_API_KEY" in text_of(unconfigured) and "supports sampling" in text_of(unconfigured)
 
 
 def test_paths_outside_the_root_are_refused(make_repo: RepoFactory) -> None:
