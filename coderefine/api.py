@@ -271,6 +271,8 @@ def _load(
     repo = GitRepo.find(first if first.exists() else first.parent)
     if settings is None:
         settings = _load_settings(project_root(first, repo), environ)
+    if base is not None and (base.startswith("-") or not base.strip()):
+        raise InputError(f"{base!r} is not a git ref; name a branch, tag or commit (e.g. main)")
     if not paths and not staged and base is None and patch is None:
         raise InputError("name the files to review, or use staged, base or patch")
     change = load_change(

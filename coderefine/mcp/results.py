@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,17 +45,19 @@ def bounded(
     tool: str,
     text: str,
     data: dict[str, Any],
-    reports: Path,
+    reports: Callable[[], Path],
     *,
     limit: int = MAX_STRUCTURED_CHARS,
     clock: Any = time.time,
 ) -> ToolOutput:
-    """``text`` and ``data`` within the limits; what does not fit goes to a report file in ``reports``."""
+    """``text`` and ``data`` within the limits; what does not fit goes to a report file in the folder
+    ``reports()`` names (asked only then, since naming it may create it)."""
     encoded = json.dumps(data, ensure_ascii=False)
     if len(encoded) <= limit and len(text) <= MAX_TEXT_CHARS:
         return ToolOutput(text, data)
-    reports.mkdir(parents=True, exist_ok=True)
-    path = reports / f"{tool}-{int(clock() * 1000)}.json"
+    folder = reports()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{tool}-{int(clock() * 1000)}.json"
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     short = _shorten(data)
     if len(json.dumps(short, ensure_ascii=False)) > limit:

@@ -84,7 +84,7 @@ class CoderefineServer:
             environ=self.environ,
         )
         data = api.to_data(result, fail_on=settings.fail_on)
-        return bounded("check", render_check(result, settings.fail_on), data, self.reports())
+        return bounded("check", render_check(result, settings.fail_on), data, self.reports)
 
     def critique(self, args: Mapping[str, Any], bridge: Job) -> ToolOutput:
         settings = self.settings()
@@ -103,7 +103,7 @@ class CoderefineServer:
         data = {**api.to_data(result), "critique": result.critique.as_data() if result.critique else None}
         data["model"] = model.describe()
         text = _model_line(model.describe()) + render_refine(result, show_diff=False)
-        return bounded("critique", text, data, self.reports())
+        return bounded("critique", text, data, self.reports)
 
     def refine(self, args: Mapping[str, Any], bridge: Job) -> ToolOutput:
         overrides = {"rounds": args["rounds"]} if "rounds" in args else {}
@@ -127,7 +127,7 @@ class CoderefineServer:
         data["model"] = model.describe()
         data["dry_run"] = args.get("dry_run", True)
         text = _model_line(model.describe()) + render_refine(outcome.result, written=outcome.written)
-        return bounded("refine", text, data, self.reports())
+        return bounded("refine", text, data, self.reports)
 
     def undo(self, args: Mapping[str, Any], bridge: Job) -> ToolOutput:
         result = api.undo(root=self.root, force=args.get("force", False))

@@ -9,7 +9,7 @@ from coderefine.mcp.results import MAX_TEXT_CHARS, bounded
 
 
 def test_a_small_result_is_returned_whole(tmp_path: Path) -> None:
-    out = bounded("check", "clean\n", {"failed": False, "introduced": []}, tmp_path / "reports")
+    out = bounded("check", "clean\n", {"failed": False, "introduced": []}, lambda: tmp_path / "reports")
     assert out.text == "clean\n" and out.data == {"failed": False, "introduced": []}
     assert not (tmp_path / "reports").exists()
 
@@ -21,7 +21,12 @@ def test_a_large_result_is_summarised_with_a_pointer_to_the_full_report(tmp_path
         "diff": "+" * 100_000,
     }
     out = bounded(
-        "refine", "y" * (MAX_TEXT_CHARS * 2), data, tmp_path / "reports", limit=20_000, clock=lambda: 1.5
+        "refine",
+        "y" * (MAX_TEXT_CHARS * 2),
+        data,
+        lambda: tmp_path / "reports",
+        limit=20_000,
+        clock=lambda: 1.5,
     )
     report = tmp_path / "reports" / "refine-1500.json"
     assert json.loads(report.read_text()) == data
