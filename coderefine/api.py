@@ -19,6 +19,7 @@ from coderefine.check import CheckResult, run_check
 from coderefine.config import Settings
 from coderefine.config import load_settings as _load_settings
 from coderefine.errors import EXIT_INTERRUPTED, CoderefineError, InputError
+from coderefine.evaluate import Evaluator
 from coderefine.fix import FixOutcome, run_refine, write_result
 from coderefine.gitio import GitRepo
 from coderefine.lock import run_lock
@@ -92,8 +93,6 @@ def critique(
     env = os.environ if environ is None else environ
     change, settings, repo = _load(files, root, staged, base, patch, settings, env)
     chosen = resolve_model(model, settings, env)
-    from coderefine.evaluate import Evaluator
-
     files_list = project_files(change.root, repo)
     with Evaluator(change, settings, runner or SubprocessRunner(), env, files_list) as evaluator:
         return _review(change, settings, chosen, evaluator, intent=intent)
