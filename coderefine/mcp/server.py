@@ -24,7 +24,7 @@ from mcp.server.stdio import stdio_server
 
 from coderefine import __version__, api
 from coderefine.change import project_root
-from coderefine.errors import CoderefineError, MissingKeyError, UsageError
+from coderefine.errors import CoderefineError, MissingKeyError, UndoError, UsageError
 from coderefine.gitio import GitRepo
 from coderefine.mcp.bridge import Job, choose_model
 from coderefine.mcp.results import ToolOutput, bounded
@@ -130,7 +130,10 @@ class CoderefineServer:
         return bounded("refine", text, data, self.reports)
 
     def undo(self, args: Mapping[str, Any], bridge: Job) -> ToolOutput:
-        result = api.undo(root=self.root, force=args.get("force", False))
+        try:
+            result = api.undo(root=self.root, force=args.get("force", False))
+        except UndoError as exc:
+            raise UndoError(str(exc).replace("use --force", "call undo with force: true")) from exc
         restored = ", ".join(result.restored) or "nothing (the files were already as before)"
         return ToolOutput(
             f"restored {restored}\n", {"entry": result.entry, "restored": list(result.restored)}

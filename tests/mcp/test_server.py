@@ -123,7 +123,11 @@ def test_refine_dry_run_returns_the_patch_then_write_and_undo(make_repo: RepoFac
             assert (root / "pkg/mod.py").read_text() == BUGGY  # a dry run writes nothing
             results.append(await client.call_tool("refine", {**args, "dry_run": False}))
             assert "return a + b" in (root / "pkg/mod.py").read_text()
-            results.append(await client.call_tool("undo", {}))
+            with (root / "pkg/mod.py").open("a") as handle:
+                handle.write("# the agent's own later edit\n")
+            refused = await client.call_tool("undo", {})
+            assert refused.is_error and "call undo with force: true" in text_of(refused)
+            results.append(await client.call_tool("undo", {"force": True}))
         assert any("critic" in m for m in messages) and any("reviser" in m for m in messages)
         return results
 
