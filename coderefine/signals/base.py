@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -32,6 +33,16 @@ class Signal:
         """What identifies this signal across edits that move lines around."""
         if self.source == "pytest":
             return (self.source, self.code)
+        if self.source == "format":
+            # The message names line numbers; what ruff would rewrite is the same work wherever it sits.
+            return (
+                self.source,
+                self.path,
+                self.code,
+                self.anchor,
+                self.detail,
+                str(self.end_line - self.line),
+            )
         return (self.source, self.path, self.code, self.message, self.anchor)
 
     def location(self) -> str:
@@ -119,6 +130,44 @@ def compare(before: SignalSet | None, after: SignalSet) -> Comparison:
             remaining[key] -= 1
             fixed.append(signal)
     return Comparison(tuple(introduced), tuple(existing), tuple(fixed), after.statuses)
+
+
+def touched_lines(before: str, after: str) -> frozenset[int]:
+    """The 1-based lines of ``after`` that a change from ``before`` inserted or replaced.
+
+    A deletion touches the lines on either side of it, where the code closed up.
+    """
+    old, new = before.splitlines(), after.splitlines()
+    touched: set[int] = set()
+    for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if j2 > j1:
+            touched.update(range(j1 + 1, j2 + 1))
+        else:
+            touched.update((j1, j1 + 1))
+    return frozenset(touched)
+
+
+def untouched_format_work(comparison: Comparison, touched: Mapping[str, frozenset[int]]) -> Comparison:
+    """``comparison`` with format signals on lines the change did not touch counted as existing.
+
+    ruff format works on whole statements and blank-line runs, so the runs it reports shift when
+    unrelated code moves; only format work on changed lines is the change's own.
+    """
+    introduced: list[Signal] = []
+    existing = list(comparison.existing)
+    for signal in comparison.introduced:
+        lines = touched.get(signal.path)
+        if (
+            signal.source == "format"
+            and lines is not None
+            and not any(n in lines for n in range(signal.line, signal.end_line + 1))
+        ):
+            existing.append(signal)
+        else:
+            introduced.append(signal)
+    return Comparison(tuple(introduced), tuple(existing), comparison.fixed, comparison.statuses)
 
 
 def anchor_of(text_lines: list[str], line: int) -> str:

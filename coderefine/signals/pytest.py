@@ -9,79 +9,23 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from coderefine.errors import ToolMissingError, ToolTimeoutError
 from coderefine.runner import Runner
 from coderefine.signals.base import Signal, SignalSet, SourceStatus
+from coderefine.signals.related import imported_modules, is_test_file, module_name, related_tests
+
+# Kept importable from here, where they used to live.
+__all__ = ["PytestConfig", "PytestSignals", "find_interpreter", "imported_modules", "is_test_file"]
+__all__ += ["module_name", "related_tests"]
 
 PLUGIN_DIR = Path(__file__).parent / "pytest_plugin"
 PLUGIN = "coderefine_pytest_report"
-_FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]+)", re.M)
-_PLAIN = re.compile(r"^[ \t]*import[ \t]+([^\n#]+)", re.M)
-
-
-def is_test_file(path: str) -> bool:
-    name = PurePosixPath(path).name
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
-
-
-def module_name(path: str) -> str:
-    """The dotted module name of a repository path (``src/pkg/mod.py`` -> ``pkg.mod``)."""
-    parts = list(PurePosixPath(path).with_suffix("").parts)
-    if parts and parts[0] in ("src", "lib") and len(parts) > 1:
-        parts = parts[1:]
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
-
-
-def imported_modules(source: str) -> set[str]:
-    """Every module a test file may import: ``from a import b`` yields both ``a`` and ``a.b``."""
-    found: set[str] = set()
-    for match in _PLAIN.finditer(source):
-        found.update(part.split(" as ")[0].strip() for part in match.group(1).split(","))
-    for match in _FROM.finditer(source):
-        base = match.group(1)
-        found.add(base)
-        for name in re.split(r"[\s,()]+", match.group(2)):
-            if name and name not in ("*", "as") and not name.startswith("\\"):
-                found.add(f"{base}.{name}")
-    return {m for m in found if m}
-
-
-def related_tests(changed: Sequence[str], project_files: Sequence[str], read: Mapping[str, str]) -> list[str]:
-    """Test files related to ``changed``: the changed tests themselves, by name, and by import.
-
-    ``read`` gives the text of test files (path -> source); files missing from it count by name only.
-    """
-    tests = [p for p in project_files if is_test_file(p)]
-    related: set[str] = {p for p in changed if is_test_file(p)}
-    for path in changed:
-        if is_test_file(path):
-            continue
-        stem = PurePosixPath(path).stem
-        if stem == "conftest":
-            folder = PurePosixPath(path).parent
-            related.update(t for t in tests if PurePosixPath(t).is_relative_to(folder))
-            continue
-        module = module_name(path)
-        for test in tests:
-            name = PurePosixPath(test).name
-            if name in (f"test_{stem}.py", f"{stem}_test.py") or (
-                module
-                and any(
-                    imported == module or imported.startswith(module + ".")
-                    for imported in imported_modules(read.get(test, ""))
-                )
-            ):
-                related.add(test)
-    return sorted(related)
 
 
 def find_interpreter(root: Path, configured: str, environ: Mapping[str, str]) -> str:
@@ -138,7 +82,7 @@ class PytestSignals:
                 note = f"the test run passed its limit of {self._config.run_timeout:g}s and was stopped"
                 return SignalSet(tuple(signals), (SourceStatus("pytest", "timeout", note),))
             events = _read_events(report)
-        return _result(done.code, done.out + done.err, events, self._config.python)
+        return _result(done.code, done.out + done.err, events, self._config.python, tests)
 
     def _env(self, tree: Path, report: Path) -> dict[str, str]:
         env = dict(self._environ)
@@ -220,7 +164,16 @@ def _signals(events: list[dict[str, object]], *, hung: bool, timeout: float = 0.
     return signals
 
 
-def _result(code: int, output: str, events: list[dict[str, object]], python: str) -> SignalSet:
+def ran_note(events: list[dict[str, object]], tests: Sequence[str]) -> str:
+    """How many tests ran, from which files: the reports say it so that "ok" is never a blank cheque."""
+    count = len({e.get("nodeid") for e in events if e.get("event") == "result"})
+    shown = ", ".join(tests[:5]) + (f" and {len(tests) - 5} more files" if len(tests) > 5 else "")
+    return f"{count} test{'s' if count != 1 else ''} ran from {shown}"
+
+
+def _result(
+    code: int, output: str, events: list[dict[str, object]], python: str, tests: Sequence[str] = ()
+) -> SignalSet:
     if "No module named pytest" in output:
         note = f"pytest is not installed for {python}; install it there or set 'python' in [tool.coderefine]"
         return SignalSet((), (SourceStatus("pytest", "unavailable", note),))
@@ -230,5 +183,5 @@ def _result(code: int, output: str, events: list[dict[str, object]], python: str
         note = f"pytest exited with code {code}" + (f": {tail}" if tail else "")
         return SignalSet(tuple(signals), (SourceStatus("pytest", "unavailable", note),))
     signals = _signals(events, hung=code != 0 and not any(e.get("event") == "result" for e in events[-1:]))
-    note = "no tests ran" if code == 5 else ""
+    note = f"no tests ran from {', '.join(tests[:5])}" if code == 5 else ran_note(events, tests)
     return SignalSet(tuple(signals), (SourceStatus("pytest", "ok", note),))
