@@ -220,12 +220,16 @@ class Hook:
             return self._fix_work(refined, key)
 
     def _findings(self, result: RefineResult) -> tuple[str, ...]:
+        from coderefine.fix import write_decision
         from coderefine.report.text import signal_line
         from coderefine.signals.base import SEVERITY_RANK
 
         floor = SEVERITY_RANK.get(self._settings.fail_on, 4)
-        lines = [signal_line(s) for s in result.evaluation.comparison.introduced]
-        lines += [f"{s.source} did not run: {s.note}" for s in result.evaluation.comparison.missing()]
+        # What stays in the file: the final version when it is written, else the file as it is.
+        declined = result.changed and not write_decision(result).write
+        comparison = result.initial.comparison if declined else result.evaluation.comparison
+        lines = [signal_line(s) for s in comparison.introduced]
+        lines += [f"{s.source} did not run: {s.note}" for s in comparison.missing()]
         if result.critique is not None and result.stop != "passed":
             for issue in result.critique.issues:
                 if SEVERITY_RANK[issue.severity] >= floor:
@@ -245,7 +249,7 @@ class Hook:
         return _Work(FileVerdict(path, status, self._findings(result) if findings else ()), key)
 
     def _fix_work(self, result: RefineResult, key: str) -> _Work:
-        from coderefine.fix import FixOutcome, pending_writes
+        from coderefine.fix import FixOutcome, pending_writes, write_decision
         from coderefine.report.refine import final_diff
 
         path = result.change.files[0].path
@@ -255,8 +259,12 @@ class Hook:
         lines = self._findings(result) if findings else ()
         if not result.changed:
             return _Work(FileVerdict(path, "findings" if findings else "clean", lines), key)
-        writes, conflicts = pending_writes(result)
         diff = tuple(final_diff(result).rstrip("\n").splitlines())
+        decision = write_decision(result)
+        if not decision.write:
+            note = f"not written: {decision.reason}; the best candidate was:"
+            return _Work(FileVerdict(path, "findings" if findings else "clean", (*lines, note, *diff)), key)
+        writes, conflicts = pending_writes(result)
         if conflicts:
             note = "not written: the file has unstaged changes; stage or stash them and commit again"
             return _Work(FileVerdict(path, "not-written", (note, *lines, *diff)), key)

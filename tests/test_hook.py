@@ -268,3 +268,18 @@ def test_the_hook_keys_the_cache_with_the_protocol_version() -> None:
     from coderefine import hook, prompting
 
     assert hook.PROTOCOL_VERSION == prompting.PROTOCOL_VERSION
+
+
+def test_fix_mode_writes_nothing_that_is_not_better(make_repo: RepoFactory) -> None:
+    root = staged_bug(make_repo)
+    other_bug = FIX.replace("a + b", "a * b")
+    model = ScriptedModel([revise(), other_bug, revise("return a * b"), "Nothing better."])
+    result = run_hook(root, "fix", model)
+    assert result.written == ()
+    assert (root / "pkg/mod.py").read_text() == BUGGY
+    [verdict] = result.verdicts
+    assert verdict.status == "findings" and result.exit_code == 1
+    text = result.render()
+    assert "not written: the best candidate fixes no signal" in text
+    assert "+    return a * b" in text
+    assert "tests/test_mod.py::test_add" in text  # the failure that stays in the file

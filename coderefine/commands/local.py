@@ -34,7 +34,7 @@ def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.change import draft_change, project_root
     from coderefine.config import load_settings
     from coderefine.errors import UsageError
-    from coderefine.fix import FixOutcome, run_refine, write_result
+    from coderefine.fix import FixOutcome, run_refine, write_decision, write_result
     from coderefine.gitio import GitRepo
     from coderefine.lock import run_lock
     from coderefine.models.factory import make_model
@@ -80,13 +80,15 @@ def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             )
         finally:
             progress.done()
-        if result.changed and not args.dry_run:
+        decision = write_decision(result)
+        if decision.write and not args.dry_run:
             written, _ = write_result(result, journal)
     outcome = FixOutcome(result, written)
+    not_written = decision.reason or ("a dry run (--dry-run, --diff)" if args.dry_run else "")
     if args.output_format == "json":
-        out.write(render_refine_json(result, written=written))
+        out.write(render_refine_json(result, written=written, not_written=not_written))
     else:
-        out.write(render_refine(result, written=written))
+        out.write(render_refine(result, written=written, not_written=not_written))
     if outcome.findings_remain(settings.fail_on) or (args.exit_non_zero_on_fix and written):
         return EXIT_FINDINGS
     return EXIT_CLEAN

@@ -104,6 +104,16 @@ class Comparison:
         counts = Counter(s.severity for s in self.introduced)
         return (counts["error"], counts["warning"], counts["info"])
 
+    def no_worse_than(self, other: Comparison) -> bool:
+        """At no severity more introduced signals than ``other``, and no more sources missing."""
+        return all(
+            mine <= theirs for mine, theirs in zip(self.weight(), other.weight(), strict=True)
+        ) and len(self.missing()) <= len(other.missing())
+
+    def better_than(self, other: Comparison) -> bool:
+        """Fewer introduced signals at some severity than ``other``, and no more at any."""
+        return self.no_worse_than(other) and self.weight() != other.weight()
+
 
 def compare(before: SignalSet | None, after: SignalSet) -> Comparison:
     """Split ``after`` into what is new against ``before`` and what was already there.
