@@ -174,3 +174,46 @@ def test_internal_errors_exit_three(
     monkeypatch.setitem(cli._COMMANDS, "undo", boom)
     assert run(["undo"])[0] == 3
     assert "internal error" in capsys.readouterr().err
+
+
+def _closed_port() -> str:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+@pytest.mark.parametrize("door", ["fix", "draft", "hook", "review"])
+@pytest.mark.parametrize("cause", ["overloaded", "unreachable"])
+def test_an_unavailable_provider_exits_four_from_every_door(
+    make_repo: RepoFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    door: str,
+    cause: str,
+) -> None:
+    from tests.fake_api import FakeAnthropic, api_error, loopback_server
+
+    root = make_repo(SMALL_PROJECT)
+    git(root, "checkout", "-q", "-b", "feature")
+    write_files(root, {"pkg/mod.py": str(SMALL_PROJECT["pkg/mod.py"]).replace("a + b", "a - b")})
+    git(root, "commit", "-qam", "change add")
+    write_files(root, {"pkg/mod.py": str(SMALL_PROJECT["pkg/mod.py"]).replace("a + b", "b - a")})
+    git(root, "add", "-A")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("CODEREFINE_MODEL_RETRIES", "0")
+    argv = {
+        "fix": ["fix", "pkg/mod.py", "--no-tests"],
+        "draft": ["draft", "pkg/new.py", "--intent", "a function that doubles", "--no-tests"],
+        "hook": ["hook", "--no-tests"],
+        "review": ["review", "--base", "main", "--no-tests"],
+    }[door]
+    overloaded = api_error(529, "overloaded_error", {"retry-after-ms": "1"})
+    with loopback_server(FakeAnthropic([overloaded] * 4)) as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url if cause == "overloaded" else _closed_port())
+        code, _ = run(argv)
+    err = capsys.readouterr().err
+    assert code == 4, err
+    assert "internal error" not in err
+    assert ("overloaded" if cause == "overloaded" else "cannot reach the model API") in err

@@ -283,3 +283,19 @@ def test_fix_mode_writes_nothing_that_is_not_better(make_repo: RepoFactory) -> N
     assert "not written: the best candidate fixes no signal" in text
     assert "+    return a * b" in text
     assert "tests/test_mod.py::test_add" in text  # the failure that stays in the file
+
+
+def test_an_overloaded_provider_through_the_sdk_is_exit_code_four(make_repo: RepoFactory) -> None:
+    from coderefine.errors import EXIT_PROVIDER, CoderefineError
+    from coderefine.models.anthropic import AnthropicModel
+    from tests.fake_api import FakeAnthropic, api_error
+
+    root = staged_bug(make_repo)
+    fake = FakeAnthropic([api_error(529, "overloaded_error", {"retry-after-ms": "1"})] * 3)
+    model = AnthropicModel(
+        "claude-sonnet-5-5", environ={"ANTHROPIC_API_KEY": "sk-ant-test"}, http_client=fake.client()
+    )
+    with pytest.raises(CoderefineError) as info:
+        run_hook(root, "check", model, settings=Settings(tests=False))  # type: ignore[arg-type]
+    assert info.value.exit_code == EXIT_PROVIDER
+    assert len(fake.requests) == 3
