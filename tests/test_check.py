@@ -74,3 +74,27 @@ def test_a_small_suite_runs_whole_when_nothing_is_related(
     code, out = run(root, monkeypatch, "tool.py")
     assert code == 1 and "tests/test_cli.py::test_half" in out, out
     assert "no test is related to the change, so the whole suite ran" in out
+
+
+def test_a_failing_assert_keeps_its_location_and_line_in_the_text_output(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(
+        {
+            "letters.py": 'def spell(word):\n    return check(list(word))\n\n\ndef check(letters):\n    if "x" in letters:\n        raise ValueError("no x please")\n    return letters\n',
+            "tests/test_letters.py": (
+                "from letters import spell\n\n\ndef spelled(word):\n    return spell(word)\n\n\n"
+                "def test_spell():\n    word = 'abcdef'\n    assert spelled(word) == ['a', 'b', 'c', 'd', 'e', 'f']\n"
+            ),
+        }
+    )
+    write_files(
+        root, {"letters.py": (root / "letters.py").read_text().replace("list(word)", "list(word[:-1] + 'x')")}
+    )
+    code, out = run(root, monkeypatch, "letters.py")
+    assert code == 1, out
+    assert "tests/test_letters.py:10: tests/test_letters.py::test_spell test failed" in out
+    assert "      tests/test_letters.py:10: in test_spell" in out
+    assert "          assert spelled(word) == ['a', 'b', 'c', 'd', 'e', 'f']" in out
+    assert "      ...\n" in out  # the middle of the traceback is trimmed
+    assert "      E   ValueError: no x please" in out

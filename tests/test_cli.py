@@ -61,7 +61,11 @@ def test_check_reports_what_the_change_introduced(
     introduced = {(s["source"], s["code"]) for s in data["introduced"]}
     assert ("ruff", "F401") in introduced
     assert ("pytest", "tests/test_mod.py::test_add") in introduced
-    assert [s["anchor"] for s in data["existing"]] == ["import sys"]
+    # the old F401, and the old format debt below the new import (moved, not introduced)
+    assert [(s["code"], s["anchor"]) for s in data["existing"]] == [
+        ("F401", "import sys"),
+        ("format", "def add(a, b):"),
+    ]
     assert data["tests"] == ["tests/test_mod.py"]
     assert data["failed"] is True
 

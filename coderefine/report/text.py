@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from coderefine.check import CheckResult
@@ -21,6 +22,33 @@ def signal_line(signal: Signal) -> str:
     code = signal.code
     fix = " [fixable]" if signal.fixable and signal.source == "ruff" else ""
     return f"{signal.location()}: {code} {signal.message}{fix}"
+
+
+_LOCATION = re.compile(r"^\S.*:\d+: in \S+")
+
+
+def failure_excerpt(detail: str, tail: int = 3) -> list[str]:
+    """The rows of a short pytest traceback worth reading: where the test failed and the line there
+    (the assert), where the error was raised if elsewhere, the first error row and the last ``tail`` rows;
+    the middle is trimmed to "..."."""
+    rows = [row for row in detail.strip().splitlines() if row.strip()]
+    keep: set[int] = set()
+    places = [i for i, row in enumerate(rows) if _LOCATION.match(row)]
+    for i in places[:1] + places[-1:]:
+        keep.update((i, i + 1))
+    errors = [i for i, row in enumerate(rows) if row.startswith("E ")]
+    keep.update(errors[:1])
+    keep.update(range(max(len(rows) - tail, 0), len(rows)))
+    if len(rows) <= len(keep) + 1:
+        return rows
+    excerpt: list[str] = []
+    previous = -1
+    for i in sorted(k for k in keep if k < len(rows)):
+        if i - previous > 1:
+            excerpt.append("...")
+        excerpt.append(rows[i])
+        previous = i
+    return excerpt
 
 
 def status_line(statuses: Iterable[SourceStatus]) -> str:
@@ -47,8 +75,7 @@ def render_check(result: CheckResult, fail_on: str) -> str:
         for signal in comparison.introduced:
             lines.append("  " + signal_line(signal))
             if signal.source == "pytest" and signal.detail:
-                tail = [row for row in signal.detail.strip().splitlines() if row.strip()][-4:]
-                lines.extend("      " + row for row in tail)
+                lines.extend("      " + row for row in failure_excerpt(signal.detail))
     if comparison.existing:
         lines.append(f"\nAlready there before the change (not counted): {len(comparison.existing)}")
     if comparison.fixed:

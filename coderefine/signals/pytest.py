@@ -118,10 +118,22 @@ def _first_line(text: object) -> str:
 
 
 def _test_signal(event: dict[str, object], message: str, detail: str = "") -> Signal:
-    """A failing-test signal at the test's own definition (pytest reports 0-based lines)."""
+    """A failing-test signal at the line of the test function that failed (its first frame: the assert,
+    or the call that raised), else at the test's definition (pytest reports that one 0-based)."""
+    path = str(event.get("file", ""))
     line = int(str(event.get("line") or 0)) + 1
+    frames = event.get("frames")
+    for frame in frames if isinstance(frames, list) else []:
+        if isinstance(frame, dict) and _same_file(str(frame.get("path", "")), path):
+            line = int(str(frame.get("line") or line))
+            break
     nodeid = str(event.get("nodeid", ""))
-    return Signal("pytest", str(event.get("file", "")), line, line, nodeid, message, "error", detail=detail)
+    return Signal("pytest", path, line, line, nodeid, message, "error", detail=detail)
+
+
+def _same_file(frame_path: str, test_path: str) -> bool:
+    frame, test = frame_path.replace("\\", "/"), test_path.replace("\\", "/")
+    return bool(test) and (frame == test or frame.endswith("/" + test))
 
 
 def _signals(events: list[dict[str, object]], *, hung: bool, timeout: float = 0.0) -> list[Signal]:

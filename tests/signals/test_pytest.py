@@ -72,7 +72,7 @@ def test_failures_become_signals_with_node_ids(tmp_path: Path) -> None:
     result = run(tmp_path, ["test_m.py"])
     [signal] = result.signals
     assert signal.code == "test_m.py::test_add"
-    assert signal.line == 4
+    assert signal.line == 5  # the failing assert, not the def
     assert "assert -1 == 3" in signal.message
     assert "test_add" in signal.detail
     assert result.statuses[0].state == "ok"
