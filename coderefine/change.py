@@ -117,6 +117,31 @@ def _decode(data: bytes, name: str, max_bytes: int) -> SourceText:
     return decode_source(data, name)
 
 
+def _expand_folders(paths: Sequence[Path], root: Path, cwd: Path, repo: GitRepo | None) -> list[Path]:
+    """``paths`` with each folder replaced by the Python files in it (those git tracks or would add)."""
+    from coderefine.workspace import project_files
+
+    expanded: list[Path] = []
+    listing: list[str] | None = None
+    for path in paths:
+        absolute = Path(os.path.normpath(cwd / path))
+        if not absolute.is_dir():
+            expanded.append(path)
+            continue
+        folder = relative_path(path, root, cwd)
+        if listing is None:
+            listing = project_files(root, repo)
+        inside = [
+            rel
+            for rel in listing
+            if rel.endswith(PYTHON_SUFFIXES) and (folder == "." or PurePosixPath(rel).is_relative_to(folder))
+        ]
+        if not inside:
+            raise InputError(f"{path}: a folder with no Python files in it; name the files to review")
+        expanded.extend(Path(os.path.relpath(root / rel, cwd)) for rel in inside)
+    return expanded
+
+
 def _file_change(path: str, before: SourceText | None, after: SourceText, tracked: bool) -> FileChange:
     if before is None:
         return FileChange(path, None, after, "added" if tracked else "whole")
@@ -131,7 +156,7 @@ def from_worktree(paths: Sequence[Path], *, cwd: Path, repo: GitRepo | None, max
         raise InputError("no files given; name the Python files to review")
     root = project_root(Path(os.path.normpath(cwd / paths[0])), repo)
     files: list[FileChange] = []
-    for path in paths:
+    for path in _expand_folders(paths, root, cwd, repo):
         rel = relative_path(path, root, cwd)
         _require_python(str(path))
         after = read_source(root / rel, str(path), max_bytes)

@@ -225,7 +225,7 @@ def _verify(
     current: Evaluation,
     intent: str,
 ) -> Finding:
-    """Ask the reviser for a fix of ``issue`` alone; keep it only if it is gated and no signal got worse."""
+    """Ask the reviser for a fix of ``issue`` alone; keep it only if it is gated and shown better."""
     focused = Critique("revise", critique.summary, (issue,))
     request = session.prompts.reviser(
         {path: head_text}, intent=intent, critique=focused, comparison=current.comparison

@@ -96,7 +96,21 @@ def test_check_outside_git_reviews_whole_file(tmp_path: Path, monkeypatch: pytes
     monkeypatch.chdir(tmp_path)
     code, out = run(["check", "m.py"])
     assert code == 1
-    assert "whole files (no git)" in out
+    assert out.startswith("coderefine check: 1 file (reviewed whole, outside git)\n")
+
+
+def test_check_a_folder_reviews_the_python_files_in_it(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(SMALL_PROJECT)
+    write_files(root, {"pkg/mod.py": str(SMALL_PROJECT["pkg/mod.py"]).replace("a + b", "a - b")})
+    monkeypatch.chdir(root)
+    code, out = run(["check", "pkg", "--format", "json"])
+    assert code == 1, out
+    assert [f["path"] for f in json.loads(out)["change"]["files"]] == ["pkg/__init__.py", "pkg/mod.py"]
+    (root / "empty").mkdir()
+    code, _ = run(["check", "empty"])
+    assert code == 2
 
 
 def test_without_git_installed_files_are_reviewed_whole(tmp_path: Path) -> None:

@@ -299,3 +299,13 @@ def test_an_overloaded_provider_through_the_sdk_is_exit_code_four(make_repo: Rep
         run_hook(root, "check", model, settings=Settings(tests=False))  # type: ignore[arg-type]
     assert info.value.exit_code == EXIT_PROVIDER
     assert len(fake.requests) == 3
+
+
+def test_the_hook_says_what_was_already_there_and_which_tests_ran(make_repo: RepoFactory) -> None:
+    root = make_repo({**SMALL_PROJECT, "pkg/mod.py": "import sys\n" + str(SMALL_PROJECT["pkg/mod.py"])})
+    write_files(root, {"pkg/mod.py": "import sys\n" + BUGGY})
+    git(root, "add", "pkg/mod.py")
+    text = run_hook(root, "signals").render()
+    assert "tests/test_mod.py::test_add" in text
+    assert "  already there before the change (not counted): 2" in text  # F401 and a format run
+    assert "  pytest ok: 2 tests ran from tests/test_mod.py" in text

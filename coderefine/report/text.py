@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from coderefine.check import CheckResult
-from coderefine.signals.base import Signal, SourceStatus
+from coderefine.signals.base import Signal, SourceStatus, failure_excerpt
 
 _SOURCE_LABEL = {"ruff": "ruff", "format": "format", "pytest": "test", "syntax": "syntax"}
 _CHANGE_LABEL = {
@@ -14,7 +13,7 @@ _CHANGE_LABEL = {
     "staged": "staged change against HEAD",
     "branch": "branch against its merge base",
     "patch": "patch",
-    "files": "whole files (no git)",
+    "files": "reviewed whole, outside git",
 }
 
 
@@ -22,33 +21,6 @@ def signal_line(signal: Signal) -> str:
     code = signal.code
     fix = " [fixable]" if signal.fixable and signal.source == "ruff" else ""
     return f"{signal.location()}: {code} {signal.message}{fix}"
-
-
-_LOCATION = re.compile(r"^\S.*:\d+: in \S+")
-
-
-def failure_excerpt(detail: str, tail: int = 3) -> list[str]:
-    """The rows of a short pytest traceback worth reading: where the test failed and the line there
-    (the assert), where the error was raised if elsewhere, the first error row and the last ``tail`` rows;
-    the middle is trimmed to "..."."""
-    rows = [row for row in detail.strip().splitlines() if row.strip()]
-    keep: set[int] = set()
-    places = [i for i, row in enumerate(rows) if _LOCATION.match(row)]
-    for i in places[:1] + places[-1:]:
-        keep.update((i, i + 1))
-    errors = [i for i, row in enumerate(rows) if row.startswith("E ")]
-    keep.update(errors[:1])
-    keep.update(range(max(len(rows) - tail, 0), len(rows)))
-    if len(rows) <= len(keep) + 1:
-        return rows
-    excerpt: list[str] = []
-    previous = -1
-    for i in sorted(k for k in keep if k < len(rows)):
-        if i - previous > 1:
-            excerpt.append("...")
-        excerpt.append(rows[i])
-        previous = i
-    return excerpt
 
 
 def status_line(statuses: Iterable[SourceStatus]) -> str:

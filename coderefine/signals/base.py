@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -183,3 +184,30 @@ def untouched_format_work(comparison: Comparison, touched: Mapping[str, frozense
 def anchor_of(text_lines: list[str], line: int) -> str:
     """The stripped text of 1-based ``line``, or an empty string past the end."""
     return text_lines[line - 1].strip() if 0 < line <= len(text_lines) else ""
+
+
+_LOCATION = re.compile(r"^\S.*:\d+: in \S+")
+
+
+def failure_excerpt(detail: str, tail: int = 3) -> list[str]:
+    """The rows of a short pytest traceback worth reading: where the test failed and the line there
+    (the assert), where the error was raised if elsewhere, the first error row and the last ``tail`` rows;
+    the middle is trimmed to "..."."""
+    rows = [row for row in detail.strip().splitlines() if row.strip()]
+    keep: set[int] = set()
+    places = [i for i, row in enumerate(rows) if _LOCATION.match(row)]
+    for i in places[:1] + places[-1:]:
+        keep.update((i, i + 1))
+    errors = [i for i, row in enumerate(rows) if row.startswith("E ")]
+    keep.update(errors[:1])
+    keep.update(range(max(len(rows) - tail, 0), len(rows)))
+    if len(rows) <= len(keep) + 1:
+        return rows
+    excerpt: list[str] = []
+    previous = -1
+    for i in sorted(k for k in keep if k < len(rows)):
+        if i - previous > 1:
+            excerpt.append("...")
+        excerpt.append(rows[i])
+        previous = i
+    return excerpt
