@@ -117,6 +117,11 @@ def _decode(data: bytes, name: str, max_bytes: int) -> SourceText:
     return decode_source(data, name)
 
 
+def _under(rel: str, wanted: Iterable[str]) -> bool:
+    """Whether ``rel`` is one of ``wanted`` or inside one of them (a folder)."""
+    return any(w == "." or rel == w or PurePosixPath(rel).is_relative_to(w) for w in wanted)
+
+
 def _expand_folders(paths: Sequence[Path], root: Path, cwd: Path, repo: GitRepo | None) -> list[Path]:
     """``paths`` with each folder replaced by the Python files in it (those git tracks or would add)."""
     from coderefine.workspace import project_files
@@ -137,7 +142,7 @@ def _expand_folders(paths: Sequence[Path], root: Path, cwd: Path, repo: GitRepo 
             if rel.endswith(PYTHON_SUFFIXES) and (folder == "." or PurePosixPath(rel).is_relative_to(folder))
         ]
         if not inside:
-            raise InputError(f"{path}: a folder with no Python files in it; name the files to review")
+            raise InputError(f"{path}: a directory with no Python files in it; name the files to review")
         expanded.extend(Path(os.path.relpath(root / rel, cwd)) for rel in inside)
     return expanded
 
@@ -177,11 +182,19 @@ def from_staged(paths: Sequence[Path] | None, *, cwd: Path, repo: GitRepo | None
     """The staged content of ``paths`` (default: every staged Python file) against HEAD."""
     if repo is None:
         raise _no_repo("--staged")
-    names = (
-        [relative_path(p, repo.root, cwd) for p in paths]
-        if paths
-        else [p for p in repo.staged_paths() if p.endswith(PYTHON_SUFFIXES)]
-    )
+    staged_python = [p for p in repo.staged_paths() if p.endswith(PYTHON_SUFFIXES)]
+    names: list[str] = []
+    for path in paths or ():
+        rel = relative_path(path, repo.root, cwd)
+        if (cwd / path).is_dir():
+            inside = [p for p in staged_python if _under(p, [rel])]
+            if not inside:
+                raise InputError(f"{path}: a directory with no staged Python files in it")
+            names.extend(inside)
+        else:
+            names.append(rel)
+    if not paths:
+        names = staged_python
     files: list[FileChange] = []
     for rel in names:
         _require_python(rel)
@@ -203,7 +216,7 @@ def from_branch(
     wanted = set(paths)
     files: list[FileChange] = []
     for rel in repo.changed_between(merge_base, head):
-        if not rel.endswith(PYTHON_SUFFIXES) or (wanted and rel not in wanted):
+        if not rel.endswith(PYTHON_SUFFIXES) or (wanted and not _under(rel, wanted)):
             continue
         new = repo.blob_at(head, rel)
         if new is None:

@@ -121,7 +121,7 @@ def test_without_git_installed_files_are_reviewed_whole(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "coderefine", "check", "m.py", "--no-tests"]
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 1, done.stderr
-    assert "F401" in done.stdout and "no git" in done.stdout
+    assert "F401" in done.stdout and "outside git" in done.stdout
     staged = subprocess.run([*command[:4], "--staged"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert staged.returncode == 2
     assert "git, which is not installed" in staged.stderr
@@ -235,3 +235,18 @@ def test_an_unavailable_provider_exits_four_from_every_door(
     assert code == 4, err
     assert "internal error" not in err
     assert ("overloaded" if cause == "overloaded" else "cannot reach the model API") in err
+
+
+def test_a_folder_works_with_staged_and_base_too(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(SMALL_PROJECT)
+    git(root, "checkout", "-q", "-b", "feature")
+    write_files(root, {"pkg/mod.py": str(SMALL_PROJECT["pkg/mod.py"]) + "\n\nX = 1\n"})
+    git(root, "commit", "-qam", "add X")
+    write_files(root, {"pkg/mod.py": str(SMALL_PROJECT["pkg/mod.py"]) + "\n\nX = 2\n"})
+    git(root, "add", "-A")
+    monkeypatch.chdir(root)
+    for argv in (["--staged", "pkg"], ["--base", "main", "pkg"]):
+        code, out = run(["check", *argv, "--no-tests", "--format", "json"])
+        assert [f["path"] for f in json.loads(out)["change"]["files"]] == ["pkg/mod.py"], argv

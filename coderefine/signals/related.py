@@ -41,6 +41,14 @@ def module_name(path: str) -> str:
     return ".".join(parts)
 
 
+def _package_of(path: str) -> str:
+    """The dotted name of the package a file sits in (empty at the top)."""
+    parts = PurePosixPath(path).parent.parts
+    if parts and parts[0] in ("src", "lib"):
+        parts = parts[1:]
+    return ".".join(parts)
+
+
 def imported_modules(source: str, package: str = "") -> set[str]:
     """Every module a file may import: ``from a import b`` yields both ``a`` and ``a.b``.
 
@@ -101,9 +109,7 @@ def related_tests(changed: Sequence[str], project_files: Sequence[str], read: Ma
     """
     tests = [p for p in project_files if is_test_file(p)]
     related: set[str] = {p for p in changed if is_test_file(p)}
-    test_imports = {
-        t: imported_modules(read.get(t, ""), module_name(str(PurePosixPath(t).parent))) for t in tests
-    }
+    test_imports = {t: imported_modules(read.get(t, ""), _package_of(t)) for t in tests}
     for path in changed:
         if is_test_file(path):
             continue

@@ -56,3 +56,10 @@ def test_whole_suite_on_request_and_as_a_fallback_for_a_small_suite() -> None:
     assert nothing.files == () and 'tests = "all"' in nothing.describe()
     everything = select_tests(["tests/test_a.py"], files, texts, run_all=True)
     assert everything.scope == "all" and len(everything.files) == 2
+
+
+def test_a_test_file_at_the_top_of_the_project() -> None:
+    files = ["mod.py", "test_mod_usage.py"]
+    assert related_tests(["mod.py"], files, {"test_mod_usage.py": "from . import helper\nimport mod\n"}) == [
+        "test_mod_usage.py"
+    ]
