@@ -248,5 +248,5 @@ def test_a_folder_works_with_staged_and_base_too(
     git(root, "add", "-A")
     monkeypatch.chdir(root)
     for argv in (["--staged", "pkg"], ["--base", "main", "pkg"]):
-        code, out = run(["check", *argv, "--no-tests", "--format", "json"])
+        _, out = run(["check", *argv, "--no-tests", "--format", "json"])
         assert [f["path"] for f in json.loads(out)["change"]["files"]] == ["pkg/mod.py"], argv
