@@ -189,7 +189,10 @@ def _result(
     if "No module named pytest" in output:
         note = f"pytest is not installed for {python}; install it there or set 'python' in [tool.coderefine]"
         return SignalSet((), (SourceStatus("pytest", "unavailable", note),))
-    if code < 0 or (code not in (0, 1, 2, 5) and not events):
+    # A failing run that recorded no test and no collection error broke before collecting (a conftest.py
+    # that pytest rejects, say): that is no verdict on the tests, whatever the exit code.
+    reported = any(e.get("event") in ("result", "collect_error", "start") for e in events)
+    if code < 0 or (code not in (0, 5) and not reported):
         signals = _signals(events, hung=True)
         tail = " ".join(output.strip().splitlines()[-3:])[:300]
         note = f"pytest exited with code {code}" + (f": {tail}" if tail else "")
