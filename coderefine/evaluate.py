@@ -23,8 +23,8 @@ from coderefine.signals.base import (
     SignalSet,
     SourceStatus,
     compare,
-    touched_lines,
-    untouched_format_work,
+    format_work,
+    line_edits,
 )
 from coderefine.signals.pytest import PytestConfig, PytestSignals, find_interpreter
 from coderefine.signals.related import TestSelection, is_package_init, is_test_file, select_tests
@@ -62,12 +62,12 @@ def compare_change(
 
     compared = compare(select(baseline, True), select(current, True))
     if texts is not None:
-        touched = {
-            f.path: touched_lines(f.before.text, texts.get(f.path, f.after.text))
+        edits = {
+            f.path: line_edits(f.before.text, texts.get(f.path, f.after.text))
             for f in change.files
             if f.kind == "modified" and f.before is not None
         }
-        compared = untouched_format_work(compared, touched)
+        compared = format_work(compared, edits)
     fresh = select(current, False).signals
     return Comparison(
         introduced=tuple(sorted(compared.introduced + fresh, key=lambda s: (s.path, s.line))),

@@ -47,3 +47,13 @@ def test_only_format_work_on_touched_lines_is_introduced(
     introduced = [s for s in data["introduced"] if s["source"] == "format"]
     assert [s["line"] for s in introduced] == [6]
     assert len([s for s in data["existing"] if s["source"] == "format"]) == 2
+
+
+def test_editing_a_badly_formatted_line_that_stays_so_is_not_introduced(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(PROJECT)
+    write_files(root, {"pkg/mod.py": DEBT.replace("return a+b", "return a+b+0")})
+    data = check_json(root, monkeypatch)
+    assert [s for s in data["introduced"] if s["source"] == "format"] == []
+    assert data["fixed"] == []

@@ -143,42 +143,74 @@ def compare(before: SignalSet | None, after: SignalSet) -> Comparison:
     return Comparison(tuple(introduced), tuple(existing), tuple(fixed), after.statuses)
 
 
-def touched_lines(before: str, after: str) -> frozenset[int]:
-    """The 1-based lines of ``after`` that a change from ``before`` inserted or replaced.
+@dataclass(frozen=True)
+class LineEdit:
+    """One region a change rewrote, as 1-based inclusive line ranges of the old and the new text (the old
+    range is empty, ``old_first > old_last``, for an insertion)."""
 
-    A deletion touches the lines on either side of it, where the code closed up.
+    old_first: int
+    old_last: int
+    new_first: int
+    new_last: int
+
+
+def line_edits(before: str, after: str) -> tuple[LineEdit, ...]:
+    """The regions a change from ``before`` to ``after`` inserted, replaced or deleted.
+
+    A deletion's new range is the two lines on either side of it, where the code closed up.
     """
     old, new = before.splitlines(), after.splitlines()
-    touched: set[int] = set()
-    for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
-        if j2 > j1:
-            touched.update(range(j1 + 1, j2 + 1))
-        else:
-            touched.update((j1, j1 + 1))
-    return frozenset(touched)
+    edits: list[LineEdit] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            edits.append(LineEdit(i1 + 1, i2, *((j1 + 1, j2) if j2 > j1 else (j1, j1 + 1))))
+    return tuple(edits)
 
 
-def untouched_format_work(comparison: Comparison, touched: Mapping[str, frozenset[int]]) -> Comparison:
-    """``comparison`` with format signals on lines the change did not touch counted as existing.
+def touched_lines(before: str, after: str) -> frozenset[int]:
+    """The 1-based lines of ``after`` that a change from ``before`` touched (see ``line_edits``)."""
+    return frozenset(n for e in line_edits(before, after) for n in range(e.new_first, e.new_last + 1))
 
-    ruff format works on whole statements and blank-line runs, so the runs it reports shift when
-    unrelated code moves; only format work on changed lines is the change's own.
+
+def _overlaps(signal: Signal, first: int, last: int) -> bool:
+    return first <= last and signal.line <= last and max(signal.end_line, signal.line) >= first
+
+
+def format_work(comparison: Comparison, edits: Mapping[str, tuple[LineEdit, ...]]) -> Comparison:
+    """``comparison`` with format work counted as introduced only where the change touched lines, and
+    those lines had no format work before (``edits``: the line edits of each modified file).
+
+    ruff format works on whole statements and blank-line runs, so the runs it reports shift and regroup
+    when unrelated code moves; and a badly formatted line that a change edits and leaves badly formatted
+    is old debt, paired here with the format signal of the lines it replaced.
     """
     introduced: list[Signal] = []
     existing = list(comparison.existing)
+    fixed = list(comparison.fixed)
     for signal in comparison.introduced:
-        lines = touched.get(signal.path)
-        if (
-            signal.source == "format"
-            and lines is not None
-            and not any(n in lines for n in range(signal.line, signal.end_line + 1))
-        ):
+        path_edits = edits.get(signal.path)
+        if signal.source != "format" or path_edits is None:
+            introduced.append(signal)
+            continue
+        hits = [e for e in path_edits if _overlaps(signal, e.new_first, e.new_last)]
+        old = next(
+            (
+                index
+                for index, gone in enumerate(fixed)
+                if gone.source == "format"
+                and gone.path == signal.path
+                and any(_overlaps(gone, e.old_first, e.old_last) for e in hits)
+            ),
+            None,
+        )
+        if not hits:
             existing.append(signal)
+        elif old is not None:
+            existing.append(signal)
+            del fixed[old]
         else:
             introduced.append(signal)
-    return Comparison(tuple(introduced), tuple(existing), comparison.fixed, comparison.statuses)
+    return Comparison(tuple(introduced), tuple(existing), tuple(fixed), comparison.statuses)
 
 
 def anchor_of(text_lines: list[str], line: int) -> str:

@@ -71,10 +71,22 @@ def test_format_signal_matches_by_content_not_line_number() -> None:
 
 
 def test_format_work_off_the_touched_lines_is_existing() -> None:
-    from coderefine.signals.base import untouched_format_work
+    from coderefine.signals.base import LineEdit, format_work
 
     signal = Signal("format", "m.py", 10, 12, "format", "ruff format would rewrite lines 10-12", "info")
     on_line = Signal("format", "m.py", 3, 3, "format", "ruff format would rewrite line 3", "info")
-    result = untouched_format_work(compare(None, SignalSet((signal, on_line))), {"m.py": frozenset({3})})
+    inserted = (LineEdit(3, 2, 3, 3),)  # line 3 is new
+    result = format_work(compare(None, SignalSet((signal, on_line))), {"m.py": inserted})
     assert result.introduced == (on_line,)
     assert result.existing == (signal,)
+
+
+def test_an_edited_line_that_was_badly_formatted_before_is_old_debt() -> None:
+    from coderefine.signals.base import LineEdit, format_work
+
+    old = Signal("format", "m.py", 5, 5, "format", "ruff format would rewrite line 5", "info", detail="x + 1")
+    new = Signal("format", "m.py", 5, 5, "format", "ruff format would rewrite line 5", "info", detail="x + 2")
+    compared = compare(SignalSet((old,)), SignalSet((new,)))
+    assert compared.introduced == (new,) and compared.fixed == (old,)
+    result = format_work(compared, {"m.py": (LineEdit(5, 5, 5, 5),)})
+    assert result.introduced == () and result.fixed == () and result.existing == (new,)
