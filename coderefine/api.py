@@ -20,7 +20,7 @@ from coderefine.config import Settings
 from coderefine.config import load_settings as _load_settings
 from coderefine.errors import EXIT_INTERRUPTED, CoderefineError, InputError
 from coderefine.evaluate import Evaluator
-from coderefine.fix import FixOutcome, run_refine, write_result
+from coderefine.fix import FixOutcome, run_refine, write_decision, write_result
 from coderefine.gitio import GitRepo
 from coderefine.lock import run_lock
 from coderefine.loop import NoProgress, Progress, RefineResult
@@ -178,10 +178,11 @@ def refine_change(
         )
         written: tuple[str, ...] = ()
         entry = ""
-        if result.changed and write:
+        decision = write_decision(result)
+        if decision.write and write:
             watched.check()
             written, entry = write_result(result, journal)
-    return FixOutcome(result, written, entry)
+    return FixOutcome(result, written, entry, decision.reason)
 
 
 def undo(
@@ -209,7 +210,7 @@ def to_data(
     from coderefine.report.refine import refine_data
 
     if isinstance(result, FixOutcome):
-        return refine_data(result.result, written=result.written)
+        return refine_data(result.result, written=result.written, not_written=result.not_written)
     return refine_data(result)
 
 

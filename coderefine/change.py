@@ -117,6 +117,36 @@ def _decode(data: bytes, name: str, max_bytes: int) -> SourceText:
     return decode_source(data, name)
 
 
+def _under(rel: str, wanted: Iterable[str]) -> bool:
+    """Whether ``rel`` is one of ``wanted`` or inside one of them (a folder)."""
+    return any(w == "." or rel == w or PurePosixPath(rel).is_relative_to(w) for w in wanted)
+
+
+def _expand_folders(paths: Sequence[Path], root: Path, cwd: Path, repo: GitRepo | None) -> list[Path]:
+    """``paths`` with each folder replaced by the Python files in it (those git tracks or would add)."""
+    from coderefine.workspace import project_files
+
+    expanded: list[Path] = []
+    listing: list[str] | None = None
+    for path in paths:
+        absolute = Path(os.path.normpath(cwd / path))
+        if not absolute.is_dir():
+            expanded.append(path)
+            continue
+        folder = relative_path(path, root, cwd)
+        if listing is None:
+            listing = project_files(root, repo)
+        inside = [
+            rel
+            for rel in listing
+            if rel.endswith(PYTHON_SUFFIXES) and (folder == "." or PurePosixPath(rel).is_relative_to(folder))
+        ]
+        if not inside:
+            raise InputError(f"{path}: a directory with no Python files in it; name the files to review")
+        expanded.extend(Path(os.path.relpath(root / rel, cwd)) for rel in inside)
+    return expanded
+
+
 def _file_change(path: str, before: SourceText | None, after: SourceText, tracked: bool) -> FileChange:
     if before is None:
         return FileChange(path, None, after, "added" if tracked else "whole")
@@ -131,7 +161,7 @@ def from_worktree(paths: Sequence[Path], *, cwd: Path, repo: GitRepo | None, max
         raise InputError("no files given; name the Python files to review")
     root = project_root(Path(os.path.normpath(cwd / paths[0])), repo)
     files: list[FileChange] = []
-    for path in paths:
+    for path in _expand_folders(paths, root, cwd, repo):
         rel = relative_path(path, root, cwd)
         _require_python(str(path))
         after = read_source(root / rel, str(path), max_bytes)
@@ -152,11 +182,19 @@ def from_staged(paths: Sequence[Path] | None, *, cwd: Path, repo: GitRepo | None
     """The staged content of ``paths`` (default: every staged Python file) against HEAD."""
     if repo is None:
         raise _no_repo("--staged")
-    names = (
-        [relative_path(p, repo.root, cwd) for p in paths]
-        if paths
-        else [p for p in repo.staged_paths() if p.endswith(PYTHON_SUFFIXES)]
-    )
+    staged_python = [p for p in repo.staged_paths() if p.endswith(PYTHON_SUFFIXES)]
+    names: list[str] = []
+    for path in paths or ():
+        rel = relative_path(path, repo.root, cwd)
+        if (cwd / path).is_dir():
+            inside = [p for p in staged_python if _under(p, [rel])]
+            if not inside:
+                raise InputError(f"{path}: a directory with no staged Python files in it")
+            names.extend(inside)
+        else:
+            names.append(rel)
+    if not paths:
+        names = staged_python
     files: list[FileChange] = []
     for rel in names:
         _require_python(rel)
@@ -178,7 +216,7 @@ def from_branch(
     wanted = set(paths)
     files: list[FileChange] = []
     for rel in repo.changed_between(merge_base, head):
-        if not rel.endswith(PYTHON_SUFFIXES) or (wanted and rel not in wanted):
+        if not rel.endswith(PYTHON_SUFFIXES) or (wanted and not _under(rel, wanted)):
             continue
         new = repo.blob_at(head, rel)
         if new is None:

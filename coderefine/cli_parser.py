@@ -47,6 +47,13 @@ def _add_signal_options(parser: argparse.ArgumentParser) -> None:
         "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
     )
     parser.add_argument(
+        "--all-tests",
+        dest="tests",
+        action="store_const",
+        const="all",
+        help="run the whole test suite, not only the tests related to the change",
+    )
+    parser.add_argument(
         "--python",
         metavar="PATH",
         help="the project's interpreter for pytest (default: .venv, then VIRTUAL_ENV)",
@@ -157,6 +164,13 @@ def build_parser() -> argparse.ArgumentParser:
     hook.add_argument(
         "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
     )
+    hook.add_argument(
+        "--all-tests",
+        dest="tests",
+        action="store_const",
+        const="all",
+        help="run the whole test suite, not only the tests related to the change",
+    )
 
     review = commands.add_parser(
         "review",
@@ -194,6 +208,13 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("--model", metavar="NAME", help="model name, or replay:FILE")
     review.add_argument(
         "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
+    )
+    review.add_argument(
+        "--all-tests",
+        dest="tests",
+        action="store_const",
+        const="all",
+        help="run the whole test suite, not only the tests related to the change",
     )
     review.add_argument(
         "--fail-on", choices=("error", "warning", "info", "never"), help="lowest severity that fails the job"

@@ -15,7 +15,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from coderefine.errors import ConfigError
 
@@ -34,7 +34,7 @@ class Settings:
     intent: str = DEFAULT_INTENT
     ruff_select: tuple[str, ...] = DEFAULT_RUFF_SELECT
     ruff_format: bool = True
-    tests: bool = True
+    tests: bool | Literal["all"] = True  # True: the related tests; "all": the whole suite
     test_command: tuple[str, ...] = ("{python}", "-m", "pytest")
     python: str = ""
     test_timeout: float = 30.0
@@ -97,15 +97,18 @@ def _coerce(name: str, value: object, where: str) -> object:
     """Turn a TOML value, an environment string or a flag value into the field's type."""
     kind = _field_types()[name]
     label = f"'{name.replace('_', '-')}' in {where}"
-    if kind is bool:
+    if name == "tests" and isinstance(value, str) and value.lower() in ("all", "related"):
+        result: object = "all" if value.lower() == "all" else True
+    elif kind is bool:
         if isinstance(value, bool):
-            result: object = value
+            result = value
         elif isinstance(value, str) and value.lower() in {"1", "true", "yes", "on"}:
             result = True
         elif isinstance(value, str) and value.lower() in {"0", "false", "no", "off", ""}:
             result = False
         else:
-            raise ConfigError(f"{label} must be true or false, not {value!r}")
+            extra = ', or "all" for the whole suite' if name == "tests" else ""
+            raise ConfigError(f"{label} must be true or false{extra}, not {value!r}")
     elif kind is int:
         try:
             if isinstance(value, bool | float):

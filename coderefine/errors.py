@@ -107,10 +107,11 @@ class ModelTimeoutError(ProviderUnavailableError):
     """The provider did not answer in time."""
 
 
-class ReplyCutShortError(ModelError):
-    """The provider's answer ended half-way or did not parse."""
+class ReplyCutShortError(ProviderUnavailableError):
+    """The provider's answer ended half-way or did not parse, after the retries.
 
-    exit_code = EXIT_INTERNAL
+    A provider (or a proxy on the way) fault, not a bug of coderefine: trying again later is the remedy.
+    """
 
 
 class ReplayError(ModelError):

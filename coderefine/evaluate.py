@@ -17,14 +17,17 @@ from types import TracebackType
 from coderefine.change import Change
 from coderefine.config import Settings
 from coderefine.runner import Runner
-from coderefine.signals.base import Comparison, Signal, SignalSet, SourceStatus, compare
-from coderefine.signals.pytest import (
-    PytestConfig,
-    PytestSignals,
-    find_interpreter,
-    is_test_file,
-    related_tests,
+from coderefine.signals.base import (
+    Comparison,
+    Signal,
+    SignalSet,
+    SourceStatus,
+    compare,
+    format_work,
+    line_edits,
 )
+from coderefine.signals.pytest import PytestConfig, PytestSignals, find_interpreter
+from coderefine.signals.related import TestSelection, is_package_init, is_test_file, select_tests
 from coderefine.signals.ruff import RuffSignals
 from coderefine.signals.syntax import check_syntax
 from coderefine.workspace import IsolatedTree
@@ -40,10 +43,13 @@ class Evaluation:
     comparison: Comparison
 
 
-def compare_change(change: Change, baseline: SignalSet, current: SignalSet) -> Comparison:
+def compare_change(
+    change: Change, baseline: SignalSet, current: SignalSet, texts: Mapping[str, str] | None = None
+) -> Comparison:
     """What ``current`` introduced: file signals against the same file's baseline when it was
     modified (everything counts in a whole or new file); test failures against the baseline run
-    when any file was modified (every failure counts in a whole-file review)."""
+    when any file was modified (every failure counts in a whole-file review). Format work counts
+    only on the lines of ``texts`` (the version measured) that differ from the baseline."""
     modified = {f.path for f in change.files if f.kind == "modified"}
 
     def select(signals: SignalSet, keep: bool) -> SignalSet:
@@ -55,6 +61,13 @@ def compare_change(change: Change, baseline: SignalSet, current: SignalSet) -> C
         return SignalSet(chosen, signals.statuses)
 
     compared = compare(select(baseline, True), select(current, True))
+    if texts is not None:
+        edits = {
+            f.path: line_edits(f.before.text, texts.get(f.path, f.after.text))
+            for f in change.files
+            if f.kind == "modified" and f.before is not None
+        }
+        compared = format_work(compared, edits)
     fresh = select(current, False).signals
     return Comparison(
         introduced=tuple(sorted(compared.introduced + fresh, key=lambda s: (s.path, s.line))),
@@ -91,17 +104,21 @@ class Evaluator:
         self._pool = ThreadPoolExecutor(max_workers=4)
         self._static_baseline: Future[SignalSet] | None = None
         self._baseline_tests: dict[str, tuple[Signal, ...]] = {}
-        self.tests = self._related_tests() if settings.tests else []
+        self.selection = self._select_tests() if settings.tests else TestSelection((), "none")
+        self.tests = list(self.selection.files)
 
-    def _related_tests(self) -> list[str]:
+    def _select_tests(self) -> TestSelection:
         texts: dict[str, str] = {}
         for rel in self._files:
-            if is_test_file(rel):
+            if is_test_file(rel) or is_package_init(rel):
                 try:
                     texts[rel] = (self._change.root / rel).read_text("utf-8", errors="replace")
                 except OSError:
                     continue
-        return related_tests(self._change.paths, self._files + list(self._change.paths), texts)
+        # The change's own texts: a package __init__.py under review may add or drop a re-export.
+        texts.update({f.path: f.after.text for f in self._change.files})
+        files = self._files + [p for p in self._change.paths if p not in self._files]
+        return select_tests(self._change.paths, files, texts, run_all=self._settings.tests == "all")
 
     def _modified(self) -> bool:
         return any(f.kind == "modified" for f in self._change.files)
@@ -147,7 +164,8 @@ class Evaluator:
         tests = self._start_tests("candidate", data, self.tests)
         static = self._static(dict(texts))
         current = SignalSet.merge([static, tests.result()])
-        return Evaluation(current, compare_change(self._change, self._baseline_for(current), current))
+        baseline = self._baseline_for(current)
+        return Evaluation(current, compare_change(self._change, baseline, current, texts))
 
     def _static(self, texts: dict[str, str]) -> SignalSet:
         ruff = self._pool.submit(self._ruff.collect, self._change.root, texts)
@@ -158,7 +176,8 @@ class Evaluator:
         if not self._settings.tests:
             skipped = SignalSet((), (SourceStatus("pytest", "skipped", "tests are turned off"),))
         elif not tests:
-            skipped = SignalSet((), (SourceStatus("pytest", "skipped", "no tests related to the change"),))
+            why = self.selection.describe() or "no tests related to the change"
+            skipped = SignalSet((), (SourceStatus("pytest", "skipped", why),))
         else:
             tree = self._trees.get(which)
             if tree is None:
@@ -173,10 +192,24 @@ class Evaluator:
                 )
             else:
                 tree.write_all(data)
+            if which == "candidate" and self.selection.describe():
+                return self._pool.submit(self._labelled, tree.path, list(tests))
             return self._pool.submit(self._pytest.collect, tree.path, list(tests))
         done: Future[SignalSet] = Future()
         done.set_result(skipped)
         return done
+
+    def _labelled(self, tree: Path, tests: list[str]) -> SignalSet:
+        """The candidate's test run, its status saying why these tests (the whole suite)."""
+        result = self._pytest.collect(tree, tests)
+        why = self.selection.describe()
+        statuses = tuple(
+            SourceStatus(s.source, s.state, f"{why}: {s.note}" if s.note else why)
+            if s.source == "pytest"
+            else s
+            for s in result.statuses
+        )
+        return SignalSet(result.signals, statuses)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from coderefine.critique import Issue
-from coderefine.signals.base import Signal
+from coderefine.signals.base import Signal, failure_excerpt
 
 Severity = Literal["error", "warning", "info"]
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
@@ -72,7 +72,7 @@ def from_signal(signal: Signal, texts: Mapping[str, str]) -> Finding:
     }.get(signal.source, f"{signal.code}: {signal.message}")
     message = signal.message
     if signal.source == "pytest" and signal.detail:
-        message += "\n\n" + "\n".join(signal.detail.strip().splitlines()[-8:])
+        message += "\n\n" + "\n".join(failure_excerpt(signal.detail))
     return Finding(
         rule_id=rule,
         severity=signal.severity,

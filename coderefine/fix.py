@@ -18,22 +18,59 @@ from coderefine.writes import FileWrite, Journal
 
 
 @dataclass(frozen=True)
+class WriteDecision:
+    """Whether the run's final version may be written, and why not when it may not."""
+
+    write: bool
+    reason: str = ""
+
+
+def write_decision(result: RefineResult) -> WriteDecision:
+    """Write only what is shown better than the files as they are.
+
+    Shown better: fewer introduced signals at some severity and more at none, or a version the critic
+    passed with signals no worse. A draft is written when its signals are no worse: the intent asked
+    for the new code. Anything else would leave the user with a different file that is not better.
+    """
+    if not result.changed:
+        return WriteDecision(False)
+    before, after = result.initial.comparison, result.evaluation.comparison
+    if after.better_than(before):
+        return WriteDecision(True)
+    if not after.no_worse_than(before):
+        return WriteDecision(False, "the best candidate's signals are worse than the files as they are")
+    passed = bool(result.rounds) and result.rounds[-1].outcome == "passed"
+    if passed or result.drafted:
+        return WriteDecision(True)
+    return WriteDecision(
+        False, "the best candidate fixes no signal and the critic did not pass it, so it is not better"
+    )
+
+
+@dataclass(frozen=True)
 class FixOutcome:
     result: RefineResult
     written: tuple[str, ...] = ()
     journal_entry: str = ""
+    # Why a changed result was not written because it is not shown better ("" when written or unchanged).
+    not_written: str = ""
 
     def findings_remain(self, fail_on: str) -> bool:
-        """Blocking signals remain, or the critic's last word was issues at or above ``fail_on``."""
+        """Blocking signals remain, or the critic's last word was issues at or above ``fail_on``.
+
+        When the final version was not written (not shown better), the files as they were are judged.
+        """
         if fail_on == "never":
             return False
-        if blocking(self.result.evaluation.comparison, fail_on):
+        declined = self.result.changed and not write_decision(self.result).write
+        comparison = self.result.initial.comparison if declined else self.result.evaluation.comparison
+        if blocking(comparison, fail_on):
             return True
         critique = self.result.critique
         if critique is None or self.result.stop == "passed":
             return False
         floor = SEVERITY_RANK[fail_on]
-        if self.result.rounds and self.result.rounds[-1].outcome == "accepted":
+        if not declined and self.result.rounds and self.result.rounds[-1].outcome == "accepted":
             return False  # the last critique's issues were addressed by an accepted revision
         return any(SEVERITY_RANK[i.severity] >= floor for i in critique.issues)
 

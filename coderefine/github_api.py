@@ -22,7 +22,7 @@ import httpx2
 from coderefine import __version__
 from coderefine.errors import UsageError
 from coderefine.findings import Finding
-from coderefine.report.review import SUMMARY_MARKER, render_markdown, suggestion_block
+from coderefine.report.review import SUMMARY_MARKER, message_markdown, render_markdown, suggestion_block
 from coderefine.review import ReviewReport
 
 FINGERPRINT = re.compile(r"<!-- coderefine:fp=([0-9a-f]+) -->")
@@ -64,9 +64,9 @@ def pull_request_from_environment(environ: Mapping[str, str]) -> PullRequest:
 
 
 def comment_body(finding: Finding) -> str:
-    parts = [f"**{finding.severity}: {finding.title}** (`{finding.rule_id}`)", "", finding.message]
+    parts = [f"**{finding.severity}: {finding.title}** (`{finding.rule_id}`)", "", *message_markdown(finding)]
     if finding.suggestion is not None:
-        parts += ["", "Verified by coderefine (gated, no signal got worse):", suggestion_block(finding)]
+        parts += ["", "Verified by coderefine (gated, shown better):", suggestion_block(finding)]
     elif finding.note:
         parts += ["", f"_{finding.note}_"]
     parts += ["", f"<!-- coderefine:fp={finding.fingerprint} -->"]

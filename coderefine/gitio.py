@@ -114,8 +114,9 @@ class GitRepo:
 
     def merge_base(self, base: str, head: str = "HEAD") -> str:
         """The merge base of ``base`` and ``head``; a clear message when a shallow clone lacks it."""
-        with _git_errors(f"unknown revision '{base}'"):
-            self._repo.commit(base)
+        for rev in (base, head):
+            with _git_errors(f"unknown revision '{rev}'; name a branch, tag or commit that exists"):
+                self._repo.commit(rev)
         try:
             bases = self._repo.merge_base(base, head)
         except _git_module().GitCommandError as exc:

@@ -28,6 +28,7 @@ from coderefine.writes import FileWrite, Journal
 if TYPE_CHECKING:
     from coderefine.loop import RefineResult
     from coderefine.models.base import Model
+    from coderefine.signals.base import Comparison
 
 # The version of the prompts and formats; part of every cache key. Kept equal to
 # coderefine.prompting.PROTOCOL_VERSION (a test checks it) so that a cache hit imports nothing more.
@@ -76,6 +77,16 @@ class HookResult:
         cached = sum(1 for v in self.verdicts if v.cached)
         lines.append(f"coderefine hook: {len(self.verdicts)} file(s), {cached} from the cache")
         return "\n".join(lines) + "\n"
+
+
+def context_lines(comparison: Comparison) -> tuple[str, ...]:
+    """How many signals the change did not introduce, and which tests ran: so that "clean" says what
+    it rests on."""
+    rows = []
+    if comparison.existing:
+        rows.append(f"already there before the change (not counted): {len(comparison.existing)}")
+    rows += [f"pytest {s.state}: {s.note}" for s in comparison.statuses if s.source == "pytest" and s.note]
+    return tuple(rows)
 
 
 @dataclass(frozen=True)
@@ -207,6 +218,7 @@ class Hook:
                 failing = result.failed(self._settings.fail_on)
                 lines = tuple(signal_line(s) for s in evaluation.comparison.introduced)
                 lines += tuple(f"{s.source} did not run: {s.note}" for s in evaluation.comparison.missing())
+                lines += context_lines(evaluation.comparison)
                 return _Work(FileVerdict(path, "findings" if failing else "clean", lines), key)
             assert self._model is not None
             if self._mode == "check":
@@ -219,20 +231,26 @@ class Hook:
             )
             return self._fix_work(refined, key)
 
-    def _findings(self, result: RefineResult) -> tuple[str, ...]:
+    def _findings(self, result: RefineResult, findings: bool) -> tuple[str, ...]:
+        """What the hook prints for a file: the introduced signals and (when ``findings`` remain) the
+        critic's issues, then how many signals were already there and which tests ran."""
+        from coderefine.fix import write_decision
         from coderefine.report.text import signal_line
         from coderefine.signals.base import SEVERITY_RANK
 
         floor = SEVERITY_RANK.get(self._settings.fail_on, 4)
-        lines = [signal_line(s) for s in result.evaluation.comparison.introduced]
-        lines += [f"{s.source} did not run: {s.note}" for s in result.evaluation.comparison.missing()]
-        if result.critique is not None and result.stop != "passed":
+        # What stays in the file: the final version when it is written, else the file as it is.
+        declined = result.changed and not write_decision(result).write
+        comparison = result.initial.comparison if declined else result.evaluation.comparison
+        lines = [signal_line(s) for s in comparison.introduced]
+        lines += [f"{s.source} did not run: {s.note}" for s in comparison.missing()]
+        if findings and result.critique is not None and result.stop != "passed":
             for issue in result.critique.issues:
                 if SEVERITY_RANK[issue.severity] >= floor:
                     lines.append(
                         f"{issue.path}:{issue.line}: [{issue.severity}] {issue.title} — {issue.suggestion}"
                     )
-        return tuple(lines)
+        return (*lines, *context_lines(comparison))
 
     def _check_work(self, result: RefineResult, key: str) -> _Work:
         from coderefine.fix import FixOutcome
@@ -242,21 +260,25 @@ class Hook:
             return _Work(FileVerdict(path, "skipped"), key)
         findings = FixOutcome(result).findings_remain(self._settings.fail_on)
         status: Status = "findings" if findings else "clean"
-        return _Work(FileVerdict(path, status, self._findings(result) if findings else ()), key)
+        return _Work(FileVerdict(path, status, self._findings(result, findings)), key)
 
     def _fix_work(self, result: RefineResult, key: str) -> _Work:
-        from coderefine.fix import FixOutcome, pending_writes
+        from coderefine.fix import FixOutcome, pending_writes, write_decision
         from coderefine.report.refine import final_diff
 
         path = result.change.files[0].path
         if result.stop == "timeout":
             return _Work(FileVerdict(path, "skipped"), key)
         findings = FixOutcome(result).findings_remain(self._settings.fail_on)
-        lines = self._findings(result) if findings else ()
+        lines = self._findings(result, findings)
         if not result.changed:
             return _Work(FileVerdict(path, "findings" if findings else "clean", lines), key)
-        writes, conflicts = pending_writes(result)
         diff = tuple(final_diff(result).rstrip("\n").splitlines())
+        decision = write_decision(result)
+        if not decision.write:
+            note = f"not written: {decision.reason}; the best candidate was:"
+            return _Work(FileVerdict(path, "findings" if findings else "clean", (*lines, note, *diff)), key)
+        writes, conflicts = pending_writes(result)
         if conflicts:
             note = "not written: the file has unstaged changes; stage or stash them and commit again"
             return _Work(FileVerdict(path, "not-written", (note, *lines, *diff)), key)

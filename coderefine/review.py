@@ -2,8 +2,10 @@
 
 The signals of the head are compared with the merge base; the critic then reviews each file (files with
 introduced signals first, within the token and cost budget). For every issue the reviser proposes a fix;
-a fix is offered as a suggestion only if it applies to the head file, passes the gate, and the signals of
-head-plus-fix are no worse. Otherwise the issue is reported in prose. Nothing is ever written.
+a fix is offered as a suggestion only if it applies to the head file, passes the gate, and is shown
+better: the signals of head-plus-fix improve and none got worse, or they are no worse and the critic, shown
+the fixed file, no longer raises the issue there. Otherwise the issue is reported in prose. Nothing is
+ever written.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from coderefine.findings import (
     from_signal,
     right_side_lines,
 )
-from coderefine.loop import Ledger, RejectedEdit, Session, no_worse
+from coderefine.loop import Ledger, RejectedEdit, Session
 from coderefine.models.base import Model, Usage
 from coderefine.runner import Runner
 from coderefine.signals.base import SEVERITY_RANK, Comparison, SourceStatus
@@ -223,7 +225,7 @@ def _verify(
     current: Evaluation,
     intent: str,
 ) -> Finding:
-    """Ask the reviser for a fix of ``issue`` alone; keep it only if it is gated and no signal got worse."""
+    """Ask the reviser for a fix of ``issue`` alone; keep it only if it is gated and shown better."""
     focused = Critique("revise", critique.summary, (issue,))
     request = session.prompts.reviser(
         {path: head_text}, intent=intent, critique=focused, comparison=current.comparison
@@ -237,6 +239,36 @@ def _verify(
     if suggestion is None:
         return replace(finding, note="the reviser proposed no change")
     evaluation = session.evaluate({path: fixed}, 1)
-    if not no_worse(evaluation.comparison, current.comparison):
+    if evaluation.comparison.better_than(current.comparison):
+        return replace(finding, suggestion=suggestion)
+    if not evaluation.comparison.no_worse_than(current.comparison):
         return replace(finding, note="the proposed fix made a signal worse, so it is not offered")
+    # No signal shows the fix better: it is offered only if the critic, shown the fixed file, no
+    # longer raises the issue where the fix changed the code (the rule `fix` writes by).
+    try:
+        recheck = session.critique({path: fixed}, evaluation, 1)
+    except CritiqueError:
+        return replace(
+            finding, note="the critic's check of the proposed fix was unusable, so it is not offered"
+        )
+    if still_raised(recheck, issue, suggestion):
+        return replace(
+            finding, note="the critic still raises the issue on the proposed fix, so it is not offered"
+        )
     return replace(finding, suggestion=suggestion)
+
+
+def still_raised(recheck: Critique, issue: Issue, suggestion: Suggestion) -> bool:
+    """Whether ``recheck`` (a critique of the fixed file) raises an issue as severe as ``issue`` on the
+    lines the suggestion wrote."""
+    if recheck.verdict == "pass":
+        return False
+    first = suggestion.start
+    last = first + max(len(suggestion.text.splitlines()), 1) - 1
+    rank = SEVERITY_RANK[issue.severity]
+    return any(
+        SEVERITY_RANK[other.severity] >= rank
+        and other.line <= last
+        and max(other.end_line, other.line) >= first
+        for other in recheck.issues
+    )

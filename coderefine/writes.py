@@ -182,6 +182,10 @@ class Journal:
                     atomic_write(self.root / path, before)
             self._set_state(entry, "undone")
             return UndoResult(entry.name, tuple(path for path, _ in restore))
+        if self.entries():
+            raise UndoError(
+                "nothing left to undo: coderefine's writes in this project are all undone or restored already"
+            )
         raise UndoError("nothing to undo: coderefine has not written any file in this project")
 
     def _record(self, writes: Sequence[FileWrite]) -> Path:

@@ -18,6 +18,25 @@ GIT_ENV = {
 }
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-slow", action="store_true", help="also run the tests marked slow (CI runs them)")
+
+
+def run_slow(config: pytest.Config, environ: Mapping[str, str]) -> bool:
+    """Slow tests run under CI (the CI variable set, as CI services do) or with --run-slow."""
+    ci = environ.get("CI", "").strip().lower()
+    return bool(config.getoption("--run-slow")) or ci not in ("", "0", "false", "no")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if run_slow(config, os.environ):
+        return
+    skip = pytest.mark.skip(reason="slow (minutes): runs with --run-slow, or when CI is set")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

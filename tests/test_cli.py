@@ -61,7 +61,11 @@ def test_check_reports_what_the_change_introduced(
     introduced = {(s["source"], s["code"]) for s in data["introduced"]}
     assert ("ruff", "F401") in introduced
     assert ("pytest", "tests/test_mod.py::test_add") in introduced
-    assert [s["anchor"] for s in data["existing"]] == ["import sys"]
+    # the old F401, and the old format debt below the new import (moved, not introduced)
+    assert [(s["code"], s["anchor"]) for s in data["existing"]] == [
+        ("F401", "import sys"),
+        ("format", "def add(a, b):"),
+    ]
     assert data["tests"] == ["tests/test_mod.py"]
     assert data["failed"] is True
 
@@ -92,7 +96,21 @@ def test_check_outside_git_reviews_whole_file(tmp_path: Path, monkeypatch: pytes
     monkeypatch.chdir(tmp_path)
     code, out = run(["check", "m.py"])
     assert code == 1
-    assert "whole files (no git)" in out
+    assert out.startswith("coderefine check: 1 file (reviewed whole, outside git)\n")
+
+
+def test_check_a_folder_reviews_the_python_files_in_it(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(SMALL_PROJECT)
+    write_files(root, {"pkg/mod.py": str(SMALL_PROJECT["pkg/mod.py"]).replace("a + b", "a - b")})
+    monkeypatch.chdir(root)
+    code, out = run(["check", "pkg", "--format", "json"])
+    assert code == 1, out
+    assert [f["path"] for f in json.loads(out)["change"]["files"]] == ["pkg/__init__.py", "pkg/mod.py"]
+    (root / "empty").mkdir()
+    code, _ = run(["check", "empty"])
+    assert code == 2
 
 
 def test_without_git_installed_files_are_reviewed_whole(tmp_path: Path) -> None:
@@ -103,7 +121,7 @@ def test_without_git_installed_files_are_reviewed_whole(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "coderefine", "check", "m.py", "--no-tests"]
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 1, done.stderr
-    assert "F401" in done.stdout and "no git" in done.stdout
+    assert "F401" in done.stdout and "outside git" in done.stdout
     staged = subprocess.run([*command[:4], "--staged"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert staged.returncode == 2
     assert "git, which is not installed" in staged.stderr
@@ -174,3 +192,61 @@ def test_internal_errors_exit_three(
     monkeypatch.setitem(cli._COMMANDS, "undo", boom)
     assert run(["undo"])[0] == 3
     assert "internal error" in capsys.readouterr().err
+
+
+def _closed_port() -> str:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+@pytest.mark.parametrize("door", ["fix", "draft", "hook", "review"])
+@pytest.mark.parametrize("cause", ["overloaded", "unreachable"])
+def test_an_unavailable_provider_exits_four_from_every_door(
+    make_repo: RepoFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    door: str,
+    cause: str,
+) -> None:
+    from tests.fake_api import FakeAnthropic, api_error, loopback_server
+
+    root = make_repo(SMALL_PROJECT)
+    git(root, "checkout", "-q", "-b", "feature")
+    write_files(root, {"pkg/mod.py": str(SMALL_PROJECT["pkg/mod.py"]).replace("a + b", "a - b")})
+    git(root, "commit", "-qam", "change add")
+    write_files(root, {"pkg/mod.py": str(SMALL_PROJECT["pkg/mod.py"]).replace("a + b", "b - a")})
+    git(root, "add", "-A")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("CODEREFINE_MODEL_RETRIES", "0")
+    argv = {
+        "fix": ["fix", "pkg/mod.py", "--no-tests"],
+        "draft": ["draft", "pkg/new.py", "--intent", "a function that doubles", "--no-tests"],
+        "hook": ["hook", "--no-tests"],
+        "review": ["review", "--base", "main", "--no-tests"],
+    }[door]
+    overloaded = api_error(529, "overloaded_error", {"retry-after-ms": "1"})
+    with loopback_server(FakeAnthropic([overloaded] * 4)) as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url if cause == "overloaded" else _closed_port())
+        code, _ = run(argv)
+    err = capsys.readouterr().err
+    assert code == 4, err
+    assert "internal error" not in err
+    assert ("overloaded" if cause == "overloaded" else "cannot reach the model API") in err
+
+
+def test_a_folder_works_with_staged_and_base_too(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(SMALL_PROJECT)
+    git(root, "checkout", "-q", "-b", "feature")
+    write_files(root, {"pkg/mod.py": str(SMALL_PROJECT["pkg/mod.py"]) + "\n\nX = 1\n"})
+    git(root, "commit", "-qam", "add X")
+    write_files(root, {"pkg/mod.py": str(SMALL_PROJECT["pkg/mod.py"]) + "\n\nX = 2\n"})
+    git(root, "add", "-A")
+    monkeypatch.chdir(root)
+    for argv in (["--staged", "pkg"], ["--base", "main", "pkg"]):
+        _, out = run(["check", *argv, "--no-tests", "--format", "json"])
+        assert [f["path"] for f in json.loads(out)["change"]["files"]] == ["pkg/mod.py"], argv

@@ -198,3 +198,43 @@ def test_draft_needs_an_intent(
     monkeypatch.chdir(make_repo(SMALL_PROJECT))
     assert cli(["draft", "pkg/new.py"])[0] == 2
     assert "--intent" in capsys.readouterr().err
+
+
+def test_a_candidate_that_is_not_better_is_not_written(
+    buggy_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The reviser swaps one bug for another: the test still fails, the signals are the same.
+    other_bug = "pkg/mod.py\n```python\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a * b\n>>>>>>> REPLACE\n```\n"
+    fake = FakeAnthropic(
+        [
+            tool_message(revise()),
+            text_message(other_bug),
+            tool_message(revise("return a * b")),
+            text_message("I have nothing better."),
+        ]
+    )
+    with loopback_server(fake) as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        code, out = cli(["fix", "pkg/mod.py"])
+        assert (buggy_repo / "pkg/mod.py").read_text() == BUGGY
+        assert code == 1, out
+        assert "revision accepted" in out and "signals 1 error → 1 error" in out
+        assert "the best candidate (not written):\n--- a/pkg/mod.py" in out
+        assert "+    return a * b" in out
+        assert "nothing was written: the best candidate fixes no signal and the critic did not pass it" in out
+        assert "wrote" not in out
+        fake.replies = [tool_message(revise()), text_message(other_bug), tool_message(revise("return a * b"))]
+        fake.replies.append(text_message("I have nothing better."))
+        code, out = cli(["fix", "pkg/mod.py", "--format", "json"])
+    data = json.loads(out)
+    assert data["written"] == [] and "fixes no signal" in data["not_written"]
+
+
+def test_dry_run_says_nothing_was_written(buggy_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeAnthropic(fix_script())  # type: ignore[arg-type]
+    with loopback_server(fake) as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        code, out = cli(["fix", "pkg/mod.py", "--dry-run", "--no-tests"])
+    assert code == 0, out
+    assert out.rstrip().endswith("nothing was written: a dry run (--dry-run, --diff)")
+    assert (buggy_repo / "pkg/mod.py").read_text() == BUGGY

@@ -268,3 +268,44 @@ def test_the_hook_keys_the_cache_with_the_protocol_version() -> None:
     from coderefine import hook, prompting
 
     assert hook.PROTOCOL_VERSION == prompting.PROTOCOL_VERSION
+
+
+def test_fix_mode_writes_nothing_that_is_not_better(make_repo: RepoFactory) -> None:
+    root = staged_bug(make_repo)
+    other_bug = FIX.replace("a + b", "a * b")
+    model = ScriptedModel([revise(), other_bug, revise("return a * b"), "Nothing better."])
+    result = run_hook(root, "fix", model)
+    assert result.written == ()
+    assert (root / "pkg/mod.py").read_text() == BUGGY
+    [verdict] = result.verdicts
+    assert verdict.status == "findings" and result.exit_code == 1
+    text = result.render()
+    assert "not written: the best candidate fixes no signal" in text
+    assert "+    return a * b" in text
+    assert "tests/test_mod.py::test_add" in text  # the failure that stays in the file
+
+
+def test_an_overloaded_provider_through_the_sdk_is_exit_code_four(make_repo: RepoFactory) -> None:
+    from coderefine.errors import EXIT_PROVIDER, CoderefineError
+    from coderefine.models.anthropic import AnthropicModel
+    from tests.fake_api import FakeAnthropic, api_error
+
+    root = staged_bug(make_repo)
+    fake = FakeAnthropic([api_error(529, "overloaded_error", {"retry-after-ms": "1"})] * 3)
+    model = AnthropicModel(
+        "claude-sonnet-5-5", environ={"ANTHROPIC_API_KEY": "sk-ant-test"}, http_client=fake.client()
+    )
+    with pytest.raises(CoderefineError) as info:
+        run_hook(root, "check", model, settings=Settings(tests=False))  # type: ignore[arg-type]
+    assert info.value.exit_code == EXIT_PROVIDER
+    assert len(fake.requests) == 3
+
+
+def test_the_hook_says_what_was_already_there_and_which_tests_ran(make_repo: RepoFactory) -> None:
+    root = make_repo({**SMALL_PROJECT, "pkg/mod.py": "import sys\n" + str(SMALL_PROJECT["pkg/mod.py"])})
+    write_files(root, {"pkg/mod.py": "import sys\n" + BUGGY})
+    git(root, "add", "pkg/mod.py")
+    text = run_hook(root, "signals").render()
+    assert "tests/test_mod.py::test_add" in text
+    assert "  already there before the change (not counted): 2" in text  # F401 and a format run
+    assert "  pytest ok: 2 tests ran from tests/test_mod.py" in text

@@ -177,7 +177,7 @@ def test_persistent_api_faults_end_with_a_clear_error_and_no_change(
         api_error(int(fault[1]), str(fault[2]), {"retry-after-ms": "1"}) if fault[0] == "error" else fault[1]
     )
     outcome = run_fix(root, [("critic", reply)] * 3, driver="sdk", environ=FAULT_ENV)
-    assert outcome.exit_code == 3
+    assert outcome.exit_code == 4  # the provider is unavailable: not a bug of coderefine (3)
     assert message in capsys.readouterr().err
     assert outcome.changed == []
     assert len(outcome.requests) == 3  # the first try and two retries, no more

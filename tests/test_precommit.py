@@ -96,3 +96,16 @@ def test_check_hook_passes_a_clean_change(
     replay = replay_file(tmp_path / "pass.jsonl", ("critic", PASS))
     done = try_repo(root, "coderefine-check", pre_commit_home, replay)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_readme_snippet_names_the_release_tag_and_the_workflow_the_release() -> None:
+    """The tag ``v<version>`` is created at each release; the README's snippet must name it."""
+    import re
+
+    from coderefine import __version__
+
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert re.findall(r"^\s+rev: (\S+)$", readme, re.M) == [f"v{__version__}"]
+    assert "pin a commit" in readme and "autoupdate" in readme
+    workflow = (REPO_ROOT / "hooks" / "github" / "coderefine-review.yml").read_text(encoding="utf-8")
+    assert f'"coderefine=={__version__}"' in workflow

@@ -303,3 +303,59 @@ def test_the_workflow_is_safe_for_forks() -> None:
     uses = [line.split("uses:")[1].strip() for line in workflow.splitlines() if "uses:" in line]
     assert uses and all("@" in u and len(u.split("@")[1].split()[0]) == 40 for u in uses)
     assert "permissions:\n  contents: read" in workflow
+
+
+@pytest.mark.parametrize("critic_passes", [True, False])
+def test_a_fix_no_signal_shows_better_is_offered_only_if_the_critic_passes_it(
+    feature_repo: Path, critic_passes: bool
+) -> None:
+    clearer = {
+        "verdict": "revise",
+        "summary": "mul reads oddly",
+        "issues": [issue("mul reads oddly", 9, "return a * b", "warning")],
+    }
+    recheck = (
+        {"verdict": "pass", "summary": "fine", "issues": []}
+        if critic_passes
+        else {
+            "verdict": "revise",
+            "summary": "still odd",
+            "issues": [issue("mul still reads oddly", 9, "return b * a", "warning")],
+        }
+    )
+    model = ScriptedModel([clearer, block("    return a * b\n", "    return b * a\n"), recheck])
+    report = review(feature_repo, model)
+    finding = next(f for f in report.findings if f.title == "mul reads oddly")
+    if critic_passes:
+        assert finding.suggestion is not None and finding.suggestion.text == "    return b * a"
+    else:
+        assert finding.suggestion is None
+        assert "the critic still raises the issue" in finding.note
+    assert len(model.history) == 3
+
+
+@pytest.mark.parametrize("target", ["missing/dir/x.sarif", "."])
+def test_an_output_path_that_cannot_be_written_is_refused_before_any_work(
+    feature_repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    from tests.fake_api import FakeAnthropic, loopback_server
+
+    monkeypatch.chdir(feature_repo)
+    fake = FakeAnthropic([])
+    with loopback_server(fake) as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        code = main(["review", "--base", "main", "--format", f"sarif={target}"], out=io.StringIO())
+    assert code == 2
+    assert fake.requests == []
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and ("does not exist" in err or "is a directory" in err)
+
+
+def test_an_unknown_head_is_a_clear_usage_error(
+    feature_repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(feature_repo)
+    assert main(["review", "--base", "main", "--head", "nosuchref", "--no-model"], out=io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert "Cmd(" not in err and "exit code(" not in err
+    assert "nosuchref" in err

@@ -27,7 +27,14 @@ def test_write_then_undo_restores_exact_bytes(tmp_path: Path) -> None:
     assert set(result.restored) == {"m.py", "new.py"}
     assert (tmp_path / "m.py").read_bytes() == old
     assert not (tmp_path / "new.py").exists()
-    with pytest.raises(UndoError, match="nothing to undo"):
+    with pytest.raises(UndoError, match="nothing left to undo") as info:
+        journal.undo()
+    assert "has not written" not in str(info.value)  # it has: those writes are undone
+
+
+def test_undo_before_any_write_says_so(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / ".git" / "coderefine" / "journal", tmp_path)
+    with pytest.raises(UndoError, match="has not written any file"):
         journal.undo()
 
 

@@ -23,8 +23,23 @@ def _parse_outputs(values: list[str] | None) -> list[tuple[str, str | None]]:
             raise UsageError(
                 f"unknown format '{name}'; choose from {', '.join(_REVIEW_FORMATS)} (FORMAT or FORMAT=FILE)"
             )
+        if path:
+            _check_output_path(value, Path(path))
         outputs.append((name, path or None))
     return outputs
+
+
+def _check_output_path(value: str, path: Path) -> None:
+    """Refuse an output file that cannot be written, before any model call is paid for."""
+    from coderefine.errors import UsageError
+
+    if path.is_dir():
+        raise UsageError(f"--format {value}: '{path}' is a directory; name a file, such as {path / 'out'}")
+    folder = path.parent
+    if not folder.is_dir():
+        raise UsageError(f"--format {value}: the folder '{folder}' does not exist; create it or name another")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"--format {value}: '{path}' cannot be written; check its permissions")
 
 
 def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:

@@ -81,7 +81,8 @@ def command_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         else:
             result = hook.run(files, cwd=cwd, timeout=settings.hook_timeout)
     except ModelError as exc:
-        raise ModelError(f"{exc}.{_SKIP_HINT}") from exc
+        # The same class, so the exit code stays the cause's (4 for a provider that is unavailable).
+        raise type(exc)(f"{exc}.{_SKIP_HINT}") from exc
     out.write(result.render())
     return result.exit_code
 

@@ -77,10 +77,11 @@ def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     finally:
         progress.done()
     result, written = outcome.result, outcome.written
+    not_written = outcome.not_written or ("a dry run (--dry-run, --diff)" if args.dry_run else "")
     if args.output_format == "json":
-        out.write(render_refine_json(result, written=written))
+        out.write(render_refine_json(result, written=written, not_written=not_written))
     else:
-        out.write(render_refine(result, written=written))
+        out.write(render_refine(result, written=written, not_written=not_written))
     if outcome.findings_remain(settings.fail_on) or (args.exit_non_zero_on_fix and written):
         return EXIT_FINDINGS
     return EXIT_CLEAN

@@ -126,7 +126,10 @@ class CoderefineServer:
         data = api.to_data(outcome)
         data["model"] = model.describe()
         data["dry_run"] = args.get("dry_run", True)
-        text = _model_line(model.describe()) + render_refine(outcome.result, written=outcome.written)
+        not_written = outcome.not_written or ("a dry run (dry_run: true)" if data["dry_run"] else "")
+        text = _model_line(model.describe()) + render_refine(
+            outcome.result, written=outcome.written, not_written=not_written
+        )
         return bounded("refine", text, data, self.reports)
 
     def undo(self, args: Mapping[str, Any], bridge: Job) -> ToolOutput:

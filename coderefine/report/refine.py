@@ -90,7 +90,11 @@ def _round_lines(record: RoundRecord) -> list[str]:
     return lines
 
 
-def render_refine(result: RefineResult, *, written: tuple[str, ...] = (), show_diff: bool = True) -> str:
+def render_refine(
+    result: RefineResult, *, written: tuple[str, ...] = (), show_diff: bool = True, not_written: str = ""
+) -> str:
+    """The run as text. ``not_written`` says why a changed result was not written (a dry run, or a
+    candidate that is not shown better); its diff is then labelled as the best candidate's."""
     files = ", ".join(result.change.paths)
     lines = [f"coderefine: {files}", f"intent: {result.intent}", ""]
     for record in result.rounds:
@@ -109,10 +113,15 @@ def render_refine(result: RefineResult, *, written: tuple[str, ...] = (), show_d
     if show_diff:
         diff = final_diff(result)
         lines.append("")
+        if diff and not_written:
+            lines.append("the best candidate (not written):")
         lines.append(diff.rstrip("\n") if diff else "no change to write")
     if written:
         lines.append("")
         lines.append(f"wrote {', '.join(written)} ('coderefine undo' restores the previous version)")
+    elif not_written and result.changed:
+        lines.append("")
+        lines.append(f"nothing was written: {not_written}")
     return "\n".join(lines) + "\n"
 
 
@@ -129,7 +138,9 @@ def _usage_data(usage: Mapping[str, Usage]) -> dict[str, object]:
     return {role: dataclasses.asdict(u) for role, u in usage.items()}
 
 
-def refine_data(result: RefineResult, *, written: tuple[str, ...] = ()) -> dict[str, object]:
+def refine_data(
+    result: RefineResult, *, written: tuple[str, ...] = (), not_written: str = ""
+) -> dict[str, object]:
     return {
         "version": SCHEMA_VERSION,
         "files": list(result.change.paths),
@@ -138,6 +149,7 @@ def refine_data(result: RefineResult, *, written: tuple[str, ...] = ()) -> dict[
         "stop": result.stop,
         "changed": list(result.changed_paths()),
         "written": list(written),
+        "not_written": not_written if result.changed and not written else "",
         "diff": final_diff(result),
         "rounds": [
             {
@@ -160,5 +172,5 @@ def refine_data(result: RefineResult, *, written: tuple[str, ...] = ()) -> dict[
     }
 
 
-def render_refine_json(result: RefineResult, *, written: tuple[str, ...] = ()) -> str:
-    return json.dumps(refine_data(result, written=written), indent=2) + "\n"
+def render_refine_json(result: RefineResult, *, written: tuple[str, ...] = (), not_written: str = "") -> str:
+    return json.dumps(refine_data(result, written=written, not_written=not_written), indent=2) + "\n"

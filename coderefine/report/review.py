@@ -21,6 +21,16 @@ def fence_for(text: str, info: str = "") -> tuple[str, str]:
     return ticks + info, ticks
 
 
+def message_markdown(finding: Finding) -> list[str]:
+    """A finding's message as Markdown rows; a test's traceback goes in a code fence, where Markdown
+    keeps its indentation and does not read its ``*``, ``_`` or ``<`` as markup."""
+    if finding.source != "pytest" or "\n\n" not in finding.message:
+        return [finding.message]
+    summary, _, trace = finding.message.partition("\n\n")
+    opening, closing = fence_for(trace, "text")
+    return [summary, "", opening, trace, closing]
+
+
 def suggestion_block(finding: Finding) -> str:
     assert finding.suggestion is not None
     opening, closing = fence_for(finding.suggestion.text, "suggestion")
@@ -92,7 +102,7 @@ def render_markdown(report: ReviewReport, *, placed: set[str] | None = None) -> 
         for f in elsewhere:
             lines.append(f"**{_ICONS[f.severity]} {f.title}** — `{_where(f)}` (`{f.rule_id}`)")
             lines.append("")
-            lines.append(f.message)
+            lines += message_markdown(f)
             if f.suggestion:
                 opening, closing = fence_for(f.suggestion.text, "python")
                 lines += [

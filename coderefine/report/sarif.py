@@ -41,7 +41,9 @@ def _result(finding: Finding, index: int) -> dict[str, object]:
     if finding.suggestion is not None:
         result["fixes"] = [
             {
-                "description": {"text": "verified by coderefine: gated and no signal got worse"},
+                "description": {
+                    "text": "verified by coderefine: gated and shown better by the signals or the critic"
+                },
                 "artifactChanges": [
                     {
                         "artifactLocation": {"uri": finding.path, "uriBaseId": "%SRCROOT%"},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from coderefine.check import CheckResult
-from coderefine.signals.base import Signal, SourceStatus
+from coderefine.signals.base import Signal, SourceStatus, failure_excerpt
 
 _SOURCE_LABEL = {"ruff": "ruff", "format": "format", "pytest": "test", "syntax": "syntax"}
 _CHANGE_LABEL = {
@@ -13,7 +13,7 @@ _CHANGE_LABEL = {
     "staged": "staged change against HEAD",
     "branch": "branch against its merge base",
     "patch": "patch",
-    "files": "whole files (no git)",
+    "files": "reviewed whole, outside git",
 }
 
 
@@ -47,8 +47,7 @@ def render_check(result: CheckResult, fail_on: str) -> str:
         for signal in comparison.introduced:
             lines.append("  " + signal_line(signal))
             if signal.source == "pytest" and signal.detail:
-                tail = [row for row in signal.detail.strip().splitlines() if row.strip()][-4:]
-                lines.extend("      " + row for row in tail)
+                lines.extend("      " + row for row in failure_excerpt(signal.detail))
     if comparison.existing:
         lines.append(f"\nAlready there before the change (not counted): {len(comparison.existing)}")
     if comparison.fixed:

@@ -9,79 +9,23 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from coderefine.errors import ToolMissingError, ToolTimeoutError
 from coderefine.runner import Runner
 from coderefine.signals.base import Signal, SignalSet, SourceStatus
+from coderefine.signals.related import imported_modules, is_test_file, module_name, related_tests
+
+# Kept importable from here, where they used to live.
+__all__ = ["PytestConfig", "PytestSignals", "find_interpreter", "imported_modules", "is_test_file"]
+__all__ += ["module_name", "related_tests"]
 
 PLUGIN_DIR = Path(__file__).parent / "pytest_plugin"
 PLUGIN = "coderefine_pytest_report"
-_FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]+)", re.M)
-_PLAIN = re.compile(r"^[ \t]*import[ \t]+([^\n#]+)", re.M)
-
-
-def is_test_file(path: str) -> bool:
-    name = PurePosixPath(path).name
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
-
-
-def module_name(path: str) -> str:
-    """The dotted module name of a repository path (``src/pkg/mod.py`` -> ``pkg.mod``)."""
-    parts = list(PurePosixPath(path).with_suffix("").parts)
-    if parts and parts[0] in ("src", "lib") and len(parts) > 1:
-        parts = parts[1:]
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
-
-
-def imported_modules(source: str) -> set[str]:
-    """Every module a test file may import: ``from a import b`` yields both ``a`` and ``a.b``."""
-    found: set[str] = set()
-    for match in _PLAIN.finditer(source):
-        found.update(part.split(" as ")[0].strip() for part in match.group(1).split(","))
-    for match in _FROM.finditer(source):
-        base = match.group(1)
-        found.add(base)
-        for name in re.split(r"[\s,()]+", match.group(2)):
-            if name and name not in ("*", "as") and not name.startswith("\\"):
-                found.add(f"{base}.{name}")
-    return {m for m in found if m}
-
-
-def related_tests(changed: Sequence[str], project_files: Sequence[str], read: Mapping[str, str]) -> list[str]:
-    """Test files related to ``changed``: the changed tests themselves, by name, and by import.
-
-    ``read`` gives the text of test files (path -> source); files missing from it count by name only.
-    """
-    tests = [p for p in project_files if is_test_file(p)]
-    related: set[str] = {p for p in changed if is_test_file(p)}
-    for path in changed:
-        if is_test_file(path):
-            continue
-        stem = PurePosixPath(path).stem
-        if stem == "conftest":
-            folder = PurePosixPath(path).parent
-            related.update(t for t in tests if PurePosixPath(t).is_relative_to(folder))
-            continue
-        module = module_name(path)
-        for test in tests:
-            name = PurePosixPath(test).name
-            if name in (f"test_{stem}.py", f"{stem}_test.py") or (
-                module
-                and any(
-                    imported == module or imported.startswith(module + ".")
-                    for imported in imported_modules(read.get(test, ""))
-                )
-            ):
-                related.add(test)
-    return sorted(related)
 
 
 def find_interpreter(root: Path, configured: str, environ: Mapping[str, str]) -> str:
@@ -138,7 +82,7 @@ class PytestSignals:
                 note = f"the test run passed its limit of {self._config.run_timeout:g}s and was stopped"
                 return SignalSet(tuple(signals), (SourceStatus("pytest", "timeout", note),))
             events = _read_events(report)
-        return _result(done.code, done.out + done.err, events, self._config.python)
+        return _result(done.code, done.out + done.err, events, self._config.python, tests)
 
     def _env(self, tree: Path, report: Path) -> dict[str, str]:
         env = dict(self._environ)
@@ -174,10 +118,22 @@ def _first_line(text: object) -> str:
 
 
 def _test_signal(event: dict[str, object], message: str, detail: str = "") -> Signal:
-    """A failing-test signal at the test's own definition (pytest reports 0-based lines)."""
+    """A failing-test signal at the line of the test function that failed (its first frame: the assert,
+    or the call that raised), else at the test's definition (pytest reports that one 0-based)."""
+    path = str(event.get("file", ""))
     line = int(str(event.get("line") or 0)) + 1
+    frames = event.get("frames")
+    for frame in frames if isinstance(frames, list) else []:
+        if isinstance(frame, dict) and _same_file(str(frame.get("path", "")), path):
+            line = int(str(frame.get("line") or line))
+            break
     nodeid = str(event.get("nodeid", ""))
-    return Signal("pytest", str(event.get("file", "")), line, line, nodeid, message, "error", detail=detail)
+    return Signal("pytest", path, line, line, nodeid, message, "error", detail=detail)
+
+
+def _same_file(frame_path: str, test_path: str) -> bool:
+    frame, test = frame_path.replace("\\", "/"), test_path.replace("\\", "/")
+    return bool(test) and (frame == test or frame.endswith("/" + test))
 
 
 def _signals(events: list[dict[str, object]], *, hung: bool, timeout: float = 0.0) -> list[Signal]:
@@ -220,15 +176,27 @@ def _signals(events: list[dict[str, object]], *, hung: bool, timeout: float = 0.
     return signals
 
 
-def _result(code: int, output: str, events: list[dict[str, object]], python: str) -> SignalSet:
+def ran_note(events: list[dict[str, object]], tests: Sequence[str]) -> str:
+    """How many tests ran, from which files: the reports say it so that "ok" is never a blank cheque."""
+    count = len({e.get("nodeid") for e in events if e.get("event") == "result"})
+    shown = ", ".join(tests[:5]) + (f" and {len(tests) - 5} more files" if len(tests) > 5 else "")
+    return f"{count} test{'s' if count != 1 else ''} ran from {shown}"
+
+
+def _result(
+    code: int, output: str, events: list[dict[str, object]], python: str, tests: Sequence[str] = ()
+) -> SignalSet:
     if "No module named pytest" in output:
         note = f"pytest is not installed for {python}; install it there or set 'python' in [tool.coderefine]"
         return SignalSet((), (SourceStatus("pytest", "unavailable", note),))
-    if code < 0 or (code not in (0, 1, 2, 5) and not events):
+    # A failing run that recorded no test and no collection error broke before collecting (a conftest.py
+    # that pytest rejects, say): that is no verdict on the tests, whatever the exit code.
+    reported = any(e.get("event") in ("result", "collect_error", "start") for e in events)
+    if code < 0 or (code not in (0, 5) and not reported):
         signals = _signals(events, hung=True)
         tail = " ".join(output.strip().splitlines()[-3:])[:300]
         note = f"pytest exited with code {code}" + (f": {tail}" if tail else "")
         return SignalSet(tuple(signals), (SourceStatus("pytest", "unavailable", note),))
     signals = _signals(events, hung=code != 0 and not any(e.get("event") == "result" for e in events[-1:]))
-    note = "no tests ran" if code == 5 else ""
+    note = f"no tests ran from {', '.join(tests[:5])}" if code == 5 else ran_note(events, tests)
     return SignalSet(tuple(signals), (SourceStatus("pytest", "ok", note),))

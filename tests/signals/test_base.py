@@ -48,3 +48,45 @@ def test_weight_orders_by_severity() -> None:
     light = compare(None, SignalSet((ruff(1), ruff(2))))
     heavy = compare(None, SignalSet((error,)))
     assert heavy.weight() > light.weight()
+
+
+def test_touched_lines_are_the_inserted_and_replaced_lines_of_the_new_text() -> None:
+    from coderefine.signals.base import touched_lines
+
+    before = "a\nb\nc\nd\n"
+    assert touched_lines(before, "# new\na\nb\nc\nd\n") == {1}
+    assert touched_lines(before, "a\nB\nc\nd\n") == {2}
+    assert touched_lines(before, "a\nc\nd\n") == {1, 2}  # b deleted: its neighbours closed up
+
+
+def test_format_signal_matches_by_content_not_line_number() -> None:
+    def fmt(line: int) -> Signal:
+        return Signal(
+            "format", "m.py", line, line + 1, "format", f"ruff format would rewrite lines {line}-{line + 1}",
+            "info", anchor="x=1", detail="x = 1",
+        )  # fmt: skip
+
+    moved = compare(SignalSet((fmt(3),)), SignalSet((fmt(4),)))
+    assert moved.introduced == () and moved.fixed == ()
+
+
+def test_format_work_off_the_touched_lines_is_existing() -> None:
+    from coderefine.signals.base import LineEdit, format_work
+
+    signal = Signal("format", "m.py", 10, 12, "format", "ruff format would rewrite lines 10-12", "info")
+    on_line = Signal("format", "m.py", 3, 3, "format", "ruff format would rewrite line 3", "info")
+    inserted = (LineEdit(3, 2, 3, 3),)  # line 3 is new
+    result = format_work(compare(None, SignalSet((signal, on_line))), {"m.py": inserted})
+    assert result.introduced == (on_line,)
+    assert result.existing == (signal,)
+
+
+def test_an_edited_line_that_was_badly_formatted_before_is_old_debt() -> None:
+    from coderefine.signals.base import LineEdit, format_work
+
+    old = Signal("format", "m.py", 5, 5, "format", "ruff format would rewrite line 5", "info", detail="x + 1")
+    new = Signal("format", "m.py", 5, 5, "format", "ruff format would rewrite line 5", "info", detail="x + 2")
+    compared = compare(SignalSet((old,)), SignalSet((new,)))
+    assert compared.introduced == (new,) and compared.fixed == (old,)
+    result = format_work(compared, {"m.py": (LineEdit(5, 5, 5, 5),)})
+    assert result.introduced == () and result.fixed == () and result.existing == (new,)

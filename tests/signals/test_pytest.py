@@ -72,7 +72,7 @@ def test_failures_become_signals_with_node_ids(tmp_path: Path) -> None:
     result = run(tmp_path, ["test_m.py"])
     [signal] = result.signals
     assert signal.code == "test_m.py::test_add"
-    assert signal.line == 4
+    assert signal.line == 5  # the failing assert, not the def
     assert "assert -1 == 3" in signal.message
     assert "test_add" in signal.detail
     assert result.statuses[0].state == "ok"
@@ -185,3 +185,19 @@ def test_a_rewrite_of_the_same_size_in_the_same_second_is_seen(tmp_path: Path) -
     assert len(run(tmp_path, ["test_m.py"]).signals) == 1
     write_files(tmp_path, {"m.py": "def add(a, b):\n    return a + b\n"})
     assert run(tmp_path, ["test_m.py"]).signals == ()
+
+
+def test_a_conftest_that_breaks_pytest_is_unavailable_not_ok(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            # A hook signature pytest rejects at start-up (as pytest 9 rejects boltons' old ``path``
+            # argument): exit code 1 and no test run.
+            "conftest.py": "def pytest_ignore_collect(no_such_argument, config):\n    return False\n",
+            "test_m.py": "def test_ok():\n    assert True\n",
+        },
+    )
+    result = run(tmp_path, ["test_m.py"])
+    [status] = result.statuses
+    assert status.state == "unavailable", status
+    assert "pytest exited with code" in status.note

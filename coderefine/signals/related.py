@@ -1,0 +1,179 @@
+"""Which test files a change can break: chosen from file names and import lines, never by importing code.
+
+A test is related to a changed module when it is named after it, imports it, or imports a package whose
+``__init__.py`` re-exports it (``from ._scan import scan`` in ``altsvc/__init__.py`` makes every test that
+does ``import altsvc`` or ``from altsvc import scan`` related to ``altsvc/_scan.py``), at any depth of
+packages. Imports inside functions count: the scan reads every import line, indented or not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Literal
+
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]+)", re.M)
+_PLAIN = re.compile(r"^[ \t]*import[ \t]+([^\n#]+)", re.M)
+# A selection that finds nothing runs the whole suite when it has at most this many test files.
+SMALL_SUITE = 20
+
+Scope = Literal["related", "all", "fallback", "none"]
+
+
+def is_test_file(path: str) -> bool:
+    name = PurePosixPath(path).name
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def is_package_init(path: str) -> bool:
+    return PurePosixPath(path).name == "__init__.py"
+
+
+def module_name(path: str) -> str:
+    """The dotted module name of a repository path (``src/pkg/mod.py`` -> ``pkg.mod``)."""
+    parts = list(PurePosixPath(path).with_suffix("").parts)
+    if parts and parts[0] in ("src", "lib") and len(parts) > 1:
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _package_of(path: str) -> str:
+    """The dotted name of the package a file sits in (empty at the top)."""
+    parts = PurePosixPath(path).parent.parts
+    if parts and parts[0] in ("src", "lib"):
+        parts = parts[1:]
+    return ".".join(parts)
+
+
+def imported_modules(source: str, package: str = "") -> set[str]:
+    """Every module a file may import: ``from a import b`` yields both ``a`` and ``a.b``.
+
+    Relative imports are resolved against ``package``, the dotted name of the file's own package.
+    """
+    found: set[str] = set()
+    for match in _PLAIN.finditer(source):
+        found.update(part.split(" as ")[0].strip() for part in match.group(1).split(","))
+    for match in _FROM.finditer(source):
+        base = _absolute(match.group(1), package)
+        if base is None:
+            continue
+        if base:
+            found.add(base)
+        for name in re.split(r"[\s,()]+", match.group(2)):
+            if name and name not in ("*", "as") and not name.startswith("\\"):
+                found.add(f"{base}.{name}" if base else name)
+    return {m for m in found if m and m.replace(".", "").replace("_", "").isalnum()}
+
+
+def _absolute(base: str, package: str) -> str | None:
+    """``base`` of a ``from`` import as an absolute name (None when it climbs above the top)."""
+    level = len(base) - len(base.lstrip("."))
+    if not level:
+        return base
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    parts = parts[: len(parts) - (level - 1)]
+    rest = base[level:]
+    return ".".join([*parts, rest] if rest else parts)
+
+
+def _reexporters(modules: set[str], read: Mapping[str, str], project_files: Sequence[str]) -> set[str]:
+    """``modules`` and every package whose ``__init__.py`` imports one of them, to a fixed point."""
+    inits = {module_name(p): read.get(p, "") for p in project_files if is_package_init(p)}
+    imports = {name: imported_modules(text, name) for name, text in inits.items() if text}
+    reached = set(modules)
+    grew = True
+    while grew:
+        grew = False
+        for package, names in imports.items():
+            if package not in reached and any(_within(n, m) for n in names for m in reached):
+                reached.add(package)
+                grew = True
+    return reached
+
+
+def _within(name: str, module: str) -> bool:
+    return name == module or name.startswith(module + ".")
+
+
+def related_tests(changed: Sequence[str], project_files: Sequence[str], read: Mapping[str, str]) -> list[str]:
+    """Test files related to ``changed``: the changed tests themselves, by name, and by import.
+
+    ``read`` gives the text of test files and package ``__init__.py`` files (path -> source); files
+    missing from it count by name only.
+    """
+    tests = [p for p in project_files if is_test_file(p)]
+    related: set[str] = {p for p in changed if is_test_file(p)}
+    test_imports = {t: imported_modules(read.get(t, ""), _package_of(t)) for t in tests}
+    for path in changed:
+        if is_test_file(path):
+            continue
+        stem = PurePosixPath(path).stem
+        if stem == "conftest":
+            folder = PurePosixPath(path).parent
+            related.update(t for t in tests if PurePosixPath(t).is_relative_to(folder))
+            continue
+        module = module_name(path)
+        # A package that re-exports the module is used through its own name only: a test importing a
+        # sibling module of that package does not reach the changed one.
+        packages = _reexporters({module}, read, project_files) - {module} if module else set()
+        for test in tests:
+            name = PurePosixPath(test).name
+            imported = test_imports[test]
+            if (
+                name in (f"test_{stem}.py", f"{stem}_test.py")
+                or (module and any(_within(i, module) for i in imported))
+                or bool(packages & imported)
+            ):
+                related.add(test)
+    return sorted(related)
+
+
+@dataclass(frozen=True)
+class TestSelection:
+    """The test files a run of pytest gets, and why those."""
+
+    __test__ = False  # not a test class, whatever pytest's name pattern says
+
+    files: tuple[str, ...]
+    scope: Scope = "related"
+    suite: int = 0  # test files in the project
+
+    def describe(self) -> str:
+        """Why these files, for the reports (empty for the usual related selection)."""
+        if self.scope == "all":
+            return 'the whole suite (tests = "all")'
+        if self.scope == "fallback":
+            return "no test is related to the change, so the whole suite ran (it is small)"
+        if self.scope == "none":
+            return (
+                f"no tests related to the change (the suite has {self.suite} test files; "
+                'set tests = "all" in [tool.coderefine] to run them all)'
+            )
+        return ""
+
+
+def select_tests(
+    changed: Sequence[str],
+    project_files: Sequence[str],
+    read: Mapping[str, str],
+    *,
+    run_all: bool = False,
+    small_suite: int = SMALL_SUITE,
+) -> TestSelection:
+    """The related tests of ``changed``; the whole suite when asked, or when nothing is related and the
+    suite is small (at most ``small_suite`` test files)."""
+    suite = sorted({p for p in project_files if is_test_file(p)} | {p for p in changed if is_test_file(p)})
+    if run_all:
+        return TestSelection(tuple(suite), "all", len(suite))
+    related = related_tests(changed, project_files, read)
+    if related:
+        return TestSelection(tuple(related), "related", len(suite))
+    if suite and len(suite) <= small_suite:
+        return TestSelection(tuple(suite), "fallback", len(suite))
+    return TestSelection((), "none", len(suite))
