@@ -57,7 +57,7 @@ def words(text, limit=3):
     return " ".join(parts)
 '''
 
-TESTS = '''import pytest
+TESTS = """import pytest
 
 from textkit.core import chunks, clamp, ordinal, words
 
@@ -94,7 +94,7 @@ def test_words():
 
 def test_words_exact_limit():
     assert words("a b c", 3) == "a b c"
-'''
+"""
 
 
 def make_project(root: Path) -> Path:

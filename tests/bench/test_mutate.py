@@ -85,7 +85,7 @@ def test_remove_body_keeps_signature_and_docstring() -> None:
     removed = remove_body(SOURCE, "scale")
     info = next(f for f in sites(removed)[1] if f.qualname == "scale")
     text = function_text(removed, info)
-    assert text.startswith("def scale(value, factor=1000):\n    \"\"\"Divide by the factor.\"\"\"\n")
+    assert text.startswith('def scale(value, factor=1000):\n    """Divide by the factor."""\n')
     assert text.rstrip().endswith("raise NotImplementedError")
     assert "def pair" in removed
     with pytest.raises(ValueError, match="no function"):
