@@ -129,6 +129,7 @@ def write_suite(folder: Path, library: Mapping[str, object], tasks: Sequence[Lib
 
 def load_suite(folder: Path) -> tuple[dict[str, object], list[LibraryTask]]:
     """The library record and the tasks of a suite folder, each task attached to it."""
+    folder = folder.absolute()
     path = folder / SUITE_FILE
     try:
         data = json.loads(path.read_text("utf-8"))
