@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from coderefine.bench.library import (
@@ -137,6 +137,7 @@ def _build(
         "python": stored_python,
         "deselect": list(deselect),
         "seed": seed,
+        "requested": count,
         "tests": len(baseline.passed()),
     }
     write_suite(folder, library, found)
@@ -181,6 +182,7 @@ class _Builder:
         covered: Mapping[str, set[int]],
     ) -> None:
         self.covered = covered
+        self._functions: dict[str, dict[str, FunctionInfo]] = {}
         self.label, self.tree, self.python = label, tree, python
         self.runner, self.environ, self.deselect = runner, environ, deselect
         self.rng, self.progress = rng, progress
@@ -332,6 +334,12 @@ class _Builder:
             self.progress(f"{self.label}: feature {len(kept)}/{want} ({info.qualname})")
         return kept
 
+    def functions(self, path: str, text: str) -> dict[str, FunctionInfo]:
+        """The functions of a clean module, parsed once (a parse of 2,700 lines takes a second)."""
+        if path not in self._functions:
+            self._functions[path] = {info.qualname: info for info in sites(text)[1]}
+        return self._functions[path]
+
     def split(self, run: SuiteRun) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The failing tests, split by test function: about half stay visible (at least one)."""
         functions = sorted({test_function(n) for n in run.failed()})
@@ -348,10 +356,9 @@ class _Builder:
         if len(chosen) > 1:
             run = self.failing(path, mutated) or run
         visible, hidden = self.split(run)
-        infos = {info.qualname: info for info in sites(text)[1]}
-        changed_infos = {info.qualname: info for info in sites(mutated)[1]}
+        infos = self.functions(path, text)
         edits = tuple(
-            Edit(function_text(text, infos[f]), function_text(mutated, changed_infos[f]))
+            Edit(function_text(text, infos[f]), _changed_function(text, infos[f], chosen))
             for f in dict.fromkeys(s.function for s in chosen)
         )
         strength = STRENGTHS[number % len(STRENGTHS)]
@@ -376,7 +383,8 @@ class _Builder:
         self, name: str, index: int, text: str, changed: str, path: str, info: FunctionInfo, run: SuiteRun
     ) -> LibraryTask:
         visible, hidden = self.split(run)
-        after = {i.qualname: i for i in sites(changed)[1]}[info.qualname]
+        delta = len(changed.splitlines()) - len(text.splitlines())
+        after = replace(info, end_line=info.end_line + delta)
         return LibraryTask(
             task_id=f"{name}/{index:03d}",
             kind="feature",
@@ -404,6 +412,13 @@ def bug_intent(strength: str, function: str, path: str, run: SuiteRun, visible: 
         if message:
             return f"A user reports a wrong result: {message}. Find the cause and fix it."
     return "The tests fail after recent edits; make them pass without changing the tests."
+
+
+def _changed_function(text: str, info: FunctionInfo, chosen: Sequence[Site]) -> str:
+    """The text of one function with the sites inside it applied (they may remove a line)."""
+    own = apply(text, [s for s in chosen if s.function == info.qualname])
+    delta = len(own.splitlines()) - len(text.splitlines())
+    return function_text(own, replace(info, end_line=info.end_line + delta))
 
 
 def _compiles(text: str) -> bool:
