@@ -79,6 +79,10 @@ class LibraryTask:
         module = folder / self.path
         module.write_text(self.start_text((info.source / self.path).read_text("utf-8")), "utf-8")
         remove_tests(folder, self.hidden)
+        marker = folder / "pyproject.toml"
+        if not marker.exists():
+            # coderefine finds a project's root by its pyproject.toml; an older library has none.
+            marker.write_text("# the root of this benchmark task's project\n", "utf-8")
         return folder
 
     def passes(self, module_text: str, scratch: Path, runner: Runner, environ: Mapping[str, str]) -> bool:
