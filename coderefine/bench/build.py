@@ -248,7 +248,7 @@ class _Builder:
             found.append(self.bug_task(name, len(found), texts[path], path, [site, other], run, len(found)))
         for path, info, text, run in feature_tasks:
             found.append(self.feature_task(name, len(found), texts[path], text, path, info, run))
-        return found
+        return found + clean_twins(found, count)
 
     def mutants(self, texts: Mapping[str, str], want: int) -> list[tuple[str, Site, SuiteRun]]:
         by_operator: dict[str, list[tuple[str, Site]]] = {}
@@ -400,6 +400,34 @@ class _Builder:
             hidden=hidden,
             module_lines=len(text.splitlines()),
         )
+
+
+def clean_twins(tasks: Sequence[LibraryTask], count: int) -> list[LibraryTask]:
+    """Correct code with the same kind of intent: the functions of the first single-bug tasks of intent
+    strength "function", without their mutant (one per function, at most ``count // 6``). A strategy
+    should leave them alone: they measure how often correct code is changed, and broken."""
+    twins: list[LibraryTask] = []
+    seen: set[tuple[str, str]] = set()
+    for task in tasks:
+        if len(twins) >= count // 6:
+            break
+        if task.shape != "single" or task.strength != "function" or (task.path, task.function) in seen:
+            continue
+        seen.add((task.path, task.function))
+        name = task.task_id.rsplit("/", 1)[0]
+        twins.append(
+            replace(
+                task,
+                task_id=f"{name}/clean-{len(twins):03d}",
+                kind="clean",
+                shape="clean",
+                mutation="none",
+                edits=(),
+                visible=(),
+                hidden=(),
+            )
+        )
+    return twins
 
 
 def bug_intent(strength: str, function: str, path: str, run: SuiteRun, visible: Sequence[str]) -> str:

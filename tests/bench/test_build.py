@@ -130,9 +130,12 @@ def test_make_suite_builds_bug_and_feature_tasks(suite: Path) -> None:
     assert library["name"] == "textkit-src"
     assert library["python"] == str(Path(sys.executable).resolve()) or library["python"]
     kinds = {t.kind for t in tasks}
-    assert kinds == {"bug", "feature"}, [t.task_id for t in tasks]
+    assert {"bug", "feature"} <= kinds <= {"bug", "feature", "clean"}, [t.task_id for t in tasks]
     for task in tasks:
         assert task.path == "textkit/core.py"
+        if task.kind == "clean":
+            assert not task.edits and task.strength == "function"
+            continue
         assert task.visible, task.task_id
         assert not set(task.visible) & set(task.hidden)
         if task.kind == "feature":
@@ -145,7 +148,7 @@ def test_make_suite_builds_bug_and_feature_tasks(suite: Path) -> None:
 
 def test_a_task_starts_broken_and_its_hidden_tests_are_gone(suite: Path, tmp_path: Path) -> None:
     _, tasks = load_suite(suite)
-    task = next(t for t in tasks if t.hidden) if any(t.hidden for t in tasks) else tasks[0]
+    task = next((t for t in tasks if t.hidden), tasks[0])
     folder = task.materialise(tmp_path / "task")
     text = (folder / task.path).read_text()
     assert text != MODULE
@@ -175,7 +178,8 @@ def test_oracle_fixes_all_and_do_nothing_none(suite: Path, tmp_path: Path) -> No
     table = summary(fixed)
     assert table["coderefine"]["fix_rate"] == 1.0, [r for r in fixed if not r.fixed]
     assert table["one-shot"]["fix_rate"] == 1.0
-    assert all(r.changed and r.lines_changed > 0 for r in fixed)
+    assert all(r.changed and r.lines_changed > 0 for r in fixed if r.kind != "clean")
+    assert not any(r.changed or r.regression for r in fixed if r.kind == "clean")
     none = run_bench(tasks, chosen[1:], lambda t, s: nothing, *args, cache_dir=None, jobs=2)
     assert summary(none)["coderefine"]["fixed"] == 0
     assert not any(r.changed for r in none)

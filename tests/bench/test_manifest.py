@@ -43,7 +43,7 @@ def test_the_manifest_pins_libraries_and_holds_no_code() -> None:
                 "hidden",
             }
     kinds = {str(row["kind"]) for library in libraries for row in library.records}
-    assert kinds == {"bug", "feature"}
+    assert kinds == {"bug", "feature", "clean"}
 
 
 @pytest.mark.slow
