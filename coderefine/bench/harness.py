@@ -157,6 +157,7 @@ def run_task(
                     draft=strategy.draft,
                     max_rounds=strategy.rounds,
                     use_critic=strategy.critic,
+                    retry_worse=strategy.retry_worse,
                 )
             final = result.final[task.path]
         except ModelError as exc:

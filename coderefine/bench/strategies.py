@@ -15,6 +15,7 @@ class Strategy:
     signals: bool  # ruff and the example tests inform the prompts and acceptance
     critic: bool  # a critic call per round (else the critique is made of the signals)
     draft: bool  # the author repairs first
+    retry_worse: bool = False  # a candidate that made a signal worse is retried, not the end
     model: str = ""  # a model of its own (``coderefine@MODEL``); else the run's model
 
 
@@ -32,6 +33,15 @@ STRATEGIES: dict[str, Strategy] = {
             True,
             True,
             False,
+        ),
+        Strategy(
+            "coderefine-retry",
+            "the full loop; a candidate that makes a signal worse is retried with what got worse",
+            3,
+            True,
+            True,
+            False,
+            retry_worse=True,
         ),
         Strategy("coderefine-r1", "the full loop, one round", 1, True, True, False),
         Strategy("coderefine-r2", "the full loop, two rounds", 2, True, True, False),
