@@ -209,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
         "the result. Results are cached per task, strategy and model, so an interrupted run resumes. "
         "--model oracle (must score 100%%) and --model do-nothing (must score 0%%) check the harness "
         "itself, offline.",
-        epilog="strategies: one-shot, self-refine, coderefine, coderefine-r1, coderefine-r2, signals-only;\n"
+        epilog="strategies: one-shot, self-refine, coderefine, coderefine-retry, coderefine-r1, "
+        "coderefine-r2, signals-only;\n"
         "NAME@MODEL runs a strategy with a model of its own\n"
         "examples:\n"
         "  coderefine bench --limit 20 --strategies one-shot,coderefine --jobs 4\n"
