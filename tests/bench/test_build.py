@@ -173,15 +173,15 @@ def test_oracle_fixes_all_and_do_nothing_none(suite: Path, tmp_path: Path) -> No
     _, tasks = load_suite(suite)
     nothing = DoNothingModel()
     args = (Settings(), SubprocessRunner(), ENV)
-    chosen = strategies("one-shot,coderefine")
+    chosen = strategies("coderefine")
     fixed = run_bench(tasks, chosen, lambda t, s: OracleModel(t), *args, cache_dir=None, jobs=2)
     table = summary(fixed)
     assert table["coderefine"]["fix_rate"] == 1.0, [r for r in fixed if not r.fixed]
-    assert table["one-shot"]["fix_rate"] == 1.0
     assert all(r.changed and r.lines_changed > 0 for r in fixed if r.kind != "clean")
     assert not any(r.changed or r.regression for r in fixed if r.kind == "clean")
-    none = run_bench(tasks, chosen[1:], lambda t, s: nothing, *args, cache_dir=None, jobs=2)
-    assert summary(none)["coderefine"]["fixed"] == 0
+    # one-shot is the cheaper do-nothing run (no rounds); the oracle's one-shot runs in test_command.
+    none = run_bench(tasks, strategies("one-shot"), lambda t, s: nothing, *args, cache_dir=None, jobs=2)
+    assert summary(none)["one-shot"]["fixed"] == 0
     assert not any(r.changed for r in none)
 
 

@@ -55,3 +55,7 @@ def test_a_local_suite_end_to_end(tmp_path: Path) -> None:
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert all(row["changed"] is False and row["lines_changed"] == 0 for row in data["tasks"])
     assert data["comparisons"] == []
+    argv = ["bench", "--suite", str(tmp_path / "s"), "--model", "oracle", "--strategies", "one-shot"]
+    code, text = run([*argv, "--out", str(tmp_path / "out2"), "--limit", "2"])
+    assert code == 0
+    assert "| one-shot | 2/2 100%" in text
