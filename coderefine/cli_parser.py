@@ -222,14 +222,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser(
         "bench",
-        help="measure fix rate and cost on HumanEvalFix against one-shot and self-refine",
-        description="Run strategies side by side on a task suite (default: HumanEvalFix, Python, 164 "
-        "tasks). Each task is a small project with the buggy module and its docstring examples as tests "
-        "(the signal); the full hidden tests only score the result. Results are cached per task, strategy "
-        "and model, so an interrupted run resumes. --model oracle (must score 100%%) and --model "
-        "do-nothing (must score 0%%) check the harness itself, offline.",
-        epilog="strategies: one-shot, self-refine, coderefine, coderefine-r1, coderefine-r2, signals-only\n"
-        "example:  coderefine bench --limit 20 --strategies one-shot,coderefine --jobs 4",
+        help="measure fix rate and cost of strategies on task suites built from real libraries",
+        description="Run strategies side by side on a task suite (default: the shipped library suites, "
+        "built on first use from pinned source distributions and cached under --out; or humanevalfix, or "
+        "a folder made by 'coderefine bench make-suite'). A task's project holds the changed library and "
+        "its visible tests (the signal); the whole test suite, hidden from model and signals, scores "
+        "the result. Results are cached per task, strategy and model, so an interrupted run resumes. "
+        "--model oracle (must score 100%%) and --model do-nothing (must score 0%%) check the harness "
+        "itself, offline.",
+        epilog="strategies: one-shot, self-refine, coderefine, coderefine-retry, coderefine-r1, "
+        "coderefine-r2, signals-only;\n"
+        "NAME@MODEL runs a strategy with a model of its own\n"
+        "examples:\n"
+        "  coderefine bench --limit 20 --strategies one-shot,coderefine --jobs 4\n"
+        "  coderefine bench --strategies one-shot@claude-opus-4-5,coderefine@claude-haiku-4-5\n"
+        "  coderefine bench make-suite humanize==4.11.0 --tasks 60 -o suites/humanize\n"
+        "  coderefine bench --suite suites/humanize --model oracle --strategies coderefine",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     bench.add_argument("--strategies", default="one-shot,self-refine,coderefine", metavar="LIST")
@@ -242,8 +250,38 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--jobs", type=int, default=2, metavar="N", help="tasks run at once (default 2)")
     bench.add_argument("--out", default="bench-results", metavar="DIR", help="results and cache folder")
     bench.add_argument("--no-cache", action="store_true", help="run every pair again")
-    bench.add_argument("--suite", metavar="FILE", help="another suite in the same JSON-lines format")
+    bench.add_argument(
+        "--suite",
+        metavar="SUITE",
+        default="libraries",
+        help="libraries (default), humanevalfix, a folder from make-suite, or a JSON-lines file",
+    )
     bench.add_argument("--rounds", type=int, metavar="N", help=argparse.SUPPRESS)
+    bench_commands = bench.add_subparsers(dest="bench_command", metavar="make-suite")
+    make_suite = bench_commands.add_parser(
+        "make-suite",
+        help="build a task suite from a pinned library or your own project",
+        description="Build bug and feature tasks from a real library with a pytest suite: its source "
+        "distribution is downloaded with pip into a venv of its own (or --from names a local checkout, "
+        "run with the interpreter of its .venv if it has one), its tests run twice for a green baseline, "
+        "and mutants and removed function bodies are kept only when a test notices them. Deterministic "
+        "for a seed; built in a temporary folder and renamed into place when complete.",
+        epilog="examples:\n"
+        "  coderefine bench make-suite tabulate==0.9.0 --tasks 60 -o suites/tabulate\n"
+        "  coderefine bench make-suite --from . --tasks 40 -o suites/mine",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    make_suite.add_argument("requirement", nargs="?", metavar="NAME==VERSION")
+    make_suite.add_argument("--from", dest="from_path", metavar="PATH", help="a local checkout with tests")
+    make_suite.add_argument("--tasks", type=int, default=60, metavar="N", help="tasks to make (default 60)")
+    make_suite.add_argument("--seed", type=int, default=0, metavar="N", help="the seed (default 0)")
+    make_suite.add_argument(
+        "--requires",
+        metavar="LIST",
+        default="pytest",
+        help="comma-separated test dependencies for the venv (default: pytest)",
+    )
+    make_suite.add_argument("-o", "--out", required=True, metavar="SUITE", help="the suite folder to create")
 
     install = commands.add_parser(
         "install-hook",

@@ -295,13 +295,16 @@ def refine(
     deadline: float | None = None,
     max_rounds: int | None = None,
     use_critic: bool = True,
+    retry_worse: bool = False,
 ) -> RefineResult:
     """Refine ``change`` with ``model`` for at most ``settings.rounds`` rounds; keep the best candidate.
 
     With ``draft``, the author first writes the change from the intent (the files may be empty). No model
     call starts after ``deadline`` (a ``clock()`` value); the run then stops with reason "timeout".
     ``max_rounds`` overrides the setting (0: the author's draft only); without ``use_critic`` each round's
-    critique is made from the signals alone (an ablation of the benchmark).
+    critique is made from the signals alone (an ablation of the benchmark). With ``retry_worse`` a
+    candidate that makes a signal worse does not end the run: the next round's reviser is told what got
+    worse (Self-Refine's retry), within the round budget.
     """
     run = Session(
         change,
@@ -339,11 +342,15 @@ def refine(
         texts, current, drafted = candidate, evaluation, True
         seen.add(_digest(texts))
 
+    worse: Critique | None = None
     for number in range(1, (settings.rounds if max_rounds is None else max_rounds) + 1):
         try:
-            critique = (
-                run.critique(texts, current, number) if use_critic else signal_critique(current.comparison)
-            )
+            if worse is not None:
+                critique, worse = worse, None
+            elif use_critic:
+                critique = run.critique(texts, current, number)
+            else:
+                critique = signal_critique(current.comparison)
         except BudgetExceededError as exc:
             stop = _budget_reason(exc)
             rounds.append(RoundRecord(number, None, stop, current.comparison, note=str(exc)))
@@ -409,6 +416,9 @@ def refine(
                     "a signal got worse; the candidate was discarded",
                 )
             )
+            if retry_worse:
+                worse = worse_critique(evaluation.comparison, current.comparison)
+                continue
             stop = "no-progress"
             break
         rounds.append(
@@ -416,6 +426,25 @@ def refine(
         )
         texts, current = candidate, evaluation
     return _result(run, texts, initial, current, rounds, stop, drafted, last_critique)
+
+
+def worse_critique(candidate: Comparison, current: Comparison) -> Critique:
+    """What a discarded candidate made worse, as the critique of the next revision."""
+    before = {(s.path, s.code, s.message) for s in current.introduced}
+    issues = tuple(
+        Issue(
+            title=f"your last revision was discarded: it introduced {s.code}: {s.message}"[:200],
+            severity=s.severity,
+            path=s.path,
+            line=s.line,
+            end_line=s.end_line,
+            evidence=s.anchor or s.detail[-500:],
+            suggestion="revise again from the current files without introducing this",
+        )
+        for s in candidate.introduced
+        if (s.path, s.code, s.message) not in before
+    )
+    return Critique("revise", "the last revision made a signal worse and was discarded", issues)
 
 
 def signal_critique(comparison: Comparison) -> Critique:

@@ -48,6 +48,9 @@ def signal_text(signal: Signal) -> str:
     return text
 
 
+NOT_COLLECTED = "(not collected: no linter or test was run; nothing is known about the code's signals)"
+
+
 def signals_section(comparison: Comparison) -> str:
     lines = [signal_text(s) for s in comparison.introduced[:MAX_SIGNALS]]
     if len(comparison.introduced) > MAX_SIGNALS:
@@ -56,7 +59,10 @@ def signals_section(comparison: Comparison) -> str:
         lines.append(
             f"- [missing] {status.source} did not run cleanly ({status.note}); its facts are unknown"
         )
-    body = "\n".join(lines) if lines else "(none: the change introduced no signal)"
+    collected = not comparison.statuses or any(s.state != "skipped" for s in comparison.statuses)
+    # With no source run at all (the self-refine ablation), "no signal" would read as "the code is clean".
+    empty = "(none: the change introduced no signal)" if collected else NOT_COLLECTED
+    body = "\n".join(lines) if lines else empty
     note = (
         f"{len(comparison.existing)} older signals were already there before the change and are not listed."
     )

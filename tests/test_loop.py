@@ -89,6 +89,19 @@ def test_a_candidate_that_makes_signals_worse_is_discarded(make_repo: RepoFactor
     assert result.stop == "no-progress"
 
 
+def test_with_retry_worse_the_reviser_is_told_what_got_worse_and_tries_again(make_repo: RepoFactory) -> None:
+    change, files = buggy_change(make_repo)
+    worse = edit("    return a * b\n", "    return a ** b\n")  # breaks test_mul as well
+    model = scripted(revise(), worse, FIX, PASS)
+    result = run(change, files, model, retry_worse=True)
+    assert [r.outcome for r in result.rounds] == ["rejected", "accepted", "passed"]
+    assert "return a + b" in result.final["pkg/mod.py"]
+    assert [r.role for r in model.history] == ["critic", "reviser", "reviser", "critic"]
+    told = model.history[2].prompt_text()
+    assert "your last revision was discarded" in told
+    assert "test_mul" in told
+
+
 def test_a_search_that_misses_goes_back_once_with_the_closest_lines(make_repo: RepoFactory) -> None:
     change, files = buggy_change(make_repo)
     miss = edit("    return a - c\n", "    return a + c\n")

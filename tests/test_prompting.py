@@ -88,3 +88,12 @@ def test_a_format_signal_that_only_adds_blank_lines() -> None:
         {"m.py": "x = 1\n"}, intent="i", diff="", changed=[], comparison=comparison
     )
     assert "ruff format would rewrite line 2" in text.messages[0].text
+
+
+def test_signals_that_were_not_collected_are_not_called_clean() -> None:
+    from coderefine.prompting import NOT_COLLECTED, signals_section
+
+    skipped = SourceStatus("signals", "skipped", "this strategy uses no signals")
+    assert NOT_COLLECTED in signals_section(Comparison((), (), (), (skipped,)))
+    ran = SourceStatus("ruff", "ok")
+    assert "the change introduced no signal" in signals_section(Comparison((), (), (), (ran, skipped)))

@@ -4,23 +4,23 @@ and settings), and scored by the full hidden tests, which never reach the model 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 import json
-import sys
+import queue
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol, TypeVar
 
 from coderefine import __version__
 from coderefine.bench.strategies import Strategy
-from coderefine.bench.tasks import MODULE, Task
 from coderefine.change import from_worktree
 from coderefine.config import Settings
-from coderefine.errors import ModelError, ToolError
+from coderefine.errors import ModelError
 from coderefine.evaluate import Evaluation, Evaluator
 from coderefine.loop import refine
 from coderefine.models.base import Model
@@ -29,7 +29,32 @@ from coderefine.runner import Runner
 from coderefine.signals.base import Comparison, SignalSet, SourceStatus
 from coderefine.workspace import project_files
 
-HIDDEN_TIMEOUT = 20.0
+
+class BenchTask(Protocol):
+    """What the harness needs of a task: HumanEvalFix's and a library suite's tasks both fit."""
+
+    @property
+    def task_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def shape(self) -> str: ...
+    @property
+    def strength(self) -> str: ...
+    @property
+    def mutation(self) -> str: ...
+    @property
+    def bug_type(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def intent(self) -> str: ...
+    @property
+    def python(self) -> str: ...
+
+    def materialise(self, folder: Path) -> Path: ...
+    def passes(self, module_text: str, scratch: Path, runner: Runner, environ: Mapping[str, str]) -> bool: ...
+    def oracle_edits(self) -> list[tuple[str, str]]: ...
 
 
 @dataclass(frozen=True)
@@ -50,6 +75,12 @@ class TaskResult:
     gate_rejections: int
     stop: str
     error: str = ""
+    kind: str = "bug"
+    shape: str = ""
+    strength: str = ""
+    mutation: str = ""
+    changed: bool = False
+    lines_changed: int = 0
 
     @property
     def fixed(self) -> bool:
@@ -68,23 +99,19 @@ class _NoSignals:
         return Evaluation(SignalSet((), (status,)), Comparison((), (), (), (status,)))
 
 
-def passes_hidden_tests(task: Task, module: str, folder: Path, runner: Runner) -> bool:
-    program = folder / "hidden_check.py"
-    program.write_text(task.hidden_program(module), encoding="utf-8")
-    try:
-        done = runner.run([sys.executable, str(program)], cwd=folder, timeout=HIDDEN_TIMEOUT)
-    except ToolError:
-        return False
-    finally:
-        program.unlink(missing_ok=True)
-    return done.code == 0
+def lines_changed(before: str, after: str) -> int:
+    """Lines removed plus lines added."""
+    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+    return sum(1 for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---"))
 
 
-def cache_key(task: Task, strategy: Strategy, model: str, settings: Settings) -> str:
+def cache_key(task: BenchTask, strategy: Strategy, model: str, settings: Settings) -> str:
     parts = [
         __version__,
         PROTOCOL_VERSION,
         task.task_id,
+        task.intent,
+        task.oracle_edits(),
         dataclasses.astuple(strategy),
         model,
         settings.max_output_tokens,
@@ -95,7 +122,7 @@ def cache_key(task: Task, strategy: Strategy, model: str, settings: Settings) ->
 
 
 def run_task(
-    task: Task,
+    task: BenchTask,
     strategy: Strategy,
     model: Model,
     settings: Settings,
@@ -106,12 +133,17 @@ def run_task(
     start = clock()
     with tempfile.TemporaryDirectory(prefix="coderefine-bench-") as scratch:
         folder = task.materialise(Path(scratch) / "task")
-        before = passes_hidden_tests(task, task.buggy_program, Path(scratch), runner)
-        change = from_worktree([Path(MODULE)], cwd=folder, repo=None, max_bytes=1 << 20)
+        original = (folder / task.path).read_text("utf-8")
+        before = task.passes(original, Path(scratch), runner, environ)
+        change = from_worktree([Path(task.path)], cwd=folder, repo=None, max_bytes=4 << 20)
         # Correctness is what is scored: lint warnings of the original code (HumanEval's "l" names) do
         # not block a pass; failing example tests and syntax errors do.
         run_settings = dataclasses.replace(
-            settings, tests=strategy.signals, ruff_format=False, fail_on="error"
+            settings,
+            tests=strategy.signals,
+            ruff_format=False,
+            fail_on="error",
+            python=task.python or settings.python,
         )
         error = ""
         try:
@@ -125,11 +157,12 @@ def run_task(
                     draft=strategy.draft,
                     max_rounds=strategy.rounds,
                     use_critic=strategy.critic,
+                    retry_worse=strategy.retry_worse,
                 )
-            final = result.final[MODULE]
+            final = result.final[task.path]
         except ModelError as exc:
-            error, final, result = str(exc), task.buggy_program, None
-        after = passes_hidden_tests(task, final, Path(scratch), runner)
+            error, final, result = str(exc), original, None
+        after = task.passes(final, Path(scratch), runner, environ)
     usage = result.total_usage if result is not None else None
     return TaskResult(
         task_id=task.task_id,
@@ -150,13 +183,23 @@ def run_task(
         else 0,
         stop=result.stop if result else "error",
         error=error,
+        kind=task.kind,
+        shape=task.shape,
+        strength=task.strength,
+        mutation=task.mutation,
+        changed=final != original,
+        lines_changed=lines_changed(original, final),
     )
 
 
+ModelFor = Callable[[BenchTask, Strategy], Model]
+_Item = TypeVar("_Item")
+
+
 def run_bench(
-    tasks: Sequence[Task],
+    tasks: Sequence[BenchTask],
     strategies: Sequence[Strategy],
-    model_for: Callable[[Task], Model],
+    model_for: ModelFor,
     settings: Settings,
     runner: Runner,
     environ: Mapping[str, str],
@@ -165,72 +208,91 @@ def run_bench(
     jobs: int,
     on_result: Callable[[TaskResult, bool], None] | None = None,
 ) -> list[TaskResult]:
-    """Every (task, strategy) pair; a pair already in ``cache_dir`` is read back instead of run."""
+    """Every (task, strategy) pair; a pair already in ``cache_dir`` is read back instead of run.
+
+    ``model_for`` gives the model of a pair (a strategy may name its own). The pairs run on daemon
+    threads: on Ctrl-C or SIGTERM the main thread stops the runner's processes and returns at once,
+    without waiting for a model reply that may take a minute.
+    """
     results: list[TaskResult] = []
-    pending: list[tuple[Task, Strategy, Path | None]] = []
+    pending: list[tuple[BenchTask, Strategy, Path | None]] = []
     for strategy in strategies:
         for task in tasks:
             entry = None
             if cache_dir is not None:
-                entry = cache_dir / f"{cache_key(task, strategy, model_for(task).name, settings)}.json"
-                if entry.exists():
-                    try:
-                        cached = TaskResult(**json.loads(entry.read_text()))
-                    except (ValueError, TypeError):
-                        cached = None
-                    if cached is not None:
-                        results.append(cached)
-                        if on_result:
-                            on_result(cached, True)
-                        continue
+                key = cache_key(task, strategy, model_for(task, strategy).name, settings)
+                entry = cache_dir / f"{key}.json"
+                cached = _read_cached(entry)
+                if cached is not None:
+                    results.append(cached)
+                    if on_result:
+                        on_result(cached, True)
+                    continue
             pending.append((task, strategy, entry))
-    with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
-        futures = {
-            pool.submit(run_task, task, strategy, model_for(task), settings, runner, environ): entry
-            for task, strategy, entry in pending
-        }
-        for future in as_completed(futures):
-            result = future.result()
-            entry = futures[future]
-            if entry is not None and not result.error:
-                entry.parent.mkdir(parents=True, exist_ok=True)
-                entry.write_text(json.dumps(dataclasses.asdict(result)))
-            results.append(result)
-            if on_result:
-                on_result(result, False)
+
+    def work(item: tuple[BenchTask, Strategy, Path | None]) -> TaskResult:
+        task, strategy, _ = item
+        return run_task(task, strategy, model_for(task, strategy), settings, runner, environ)
+
+    for (_, _, entry), result in _run_all(pending, work, jobs, runner):
+        if entry is not None and not result.error:
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            entry.write_text(json.dumps(dataclasses.asdict(result)))
+        results.append(result)
+        if on_result:
+            on_result(result, False)
     order = {s.name: i for i, s in enumerate(strategies)}
-    return sorted(results, key=lambda r: (order.get(r.strategy, 99), _task_number(r.task_id)))
+    return sorted(results, key=lambda r: (order.get(r.strategy, 99), _task_number(r.task_id), r.task_id))
+
+
+def _read_cached(entry: Path) -> TaskResult | None:
+    if not entry.exists():
+        return None
+    try:
+        return TaskResult(**json.loads(entry.read_text()))
+    except (ValueError, TypeError):
+        return None
+
+
+def _run_all(
+    items: Sequence[_Item], work: Callable[[_Item], TaskResult], jobs: int, runner: Runner
+) -> Iterator[tuple[_Item, TaskResult]]:
+    """``work`` on each item on up to ``jobs`` daemon threads, yielding results as they finish."""
+    todo: queue.Queue[_Item] = queue.Queue()
+    for item in items:
+        todo.put(item)
+    done: queue.Queue[tuple[_Item, TaskResult | None, BaseException | None]] = queue.Queue()
+    stop = threading.Event()
+
+    def worker() -> None:
+        while not stop.is_set():
+            try:
+                item = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((item, work(item), None))
+            except BaseException as exc:  # handed to the main thread, which raises it
+                done.put((item, None, exc))
+
+    for _ in range(max(1, min(jobs, len(items)))):
+        threading.Thread(target=worker, daemon=True, name="coderefine-bench").start()
+    finished = False
+    try:
+        for _ in items:
+            item, result, error = done.get()
+            if error is not None:
+                raise error
+            assert result is not None
+            yield item, result
+        finished = True
+    finally:
+        stop.set()
+        kill_all = getattr(runner, "kill_all", None)
+        if not finished and kill_all is not None:
+            kill_all()
 
 
 def _task_number(task_id: str) -> int:
     tail = task_id.rsplit("/", 1)[-1]
     return int(tail) if tail.isdigit() else 0
-
-
-def summary(results: Sequence[TaskResult]) -> dict[str, Any]:
-    """Per strategy: fix rate (overall, by bug type), rounds, tokens, cost, time, rejections, regressions."""
-    by_strategy: dict[str, list[TaskResult]] = {}
-    for result in results:
-        by_strategy.setdefault(result.strategy, []).append(result)
-    table: dict[str, Any] = {}
-    for name, rows in by_strategy.items():
-        kinds: dict[str, list[TaskResult]] = {}
-        for row in rows:
-            kinds.setdefault(row.bug_type, []).append(row)
-        table[name] = {
-            "tasks": len(rows),
-            "fixed": sum(r.fixed for r in rows),
-            "fix_rate": sum(r.fixed for r in rows) / len(rows),
-            "by_bug_type": {k: sum(r.fixed for r in v) / len(v) for k, v in sorted(kinds.items())},
-            "mean_rounds": sum(r.rounds for r in rows) / len(rows),
-            "input_tokens": sum(r.input_tokens for r in rows),
-            "output_tokens": sum(r.output_tokens for r in rows),
-            "cache_read_tokens": sum(r.cache_read_tokens for r in rows),
-            "cache_write_tokens": sum(r.cache_write_tokens for r in rows),
-            "cost": sum(r.cost for r in rows),
-            "seconds": sum(r.seconds for r in rows),
-            "gate_rejections": sum(r.gate_rejections for r in rows),
-            "regressions": sum(r.regression for r in rows),
-            "errors": sum(bool(r.error) for r in rows),
-        }
-    return table

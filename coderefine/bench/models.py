@@ -3,19 +3,26 @@ score 0%. Neither needs a network or a key."""
 
 from __future__ import annotations
 
-from coderefine.bench.tasks import MODULE, Task
+from typing import Protocol
+
 from coderefine.models.base import ModelReply, ModelRequest, Usage
 
 
-def _edit(search: str, replace: str) -> str:
-    return f"{MODULE}\n```python\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n```\n"
+class _Known(Protocol):
+    @property
+    def path(self) -> str: ...
+    def oracle_edits(self) -> list[tuple[str, str]]: ...
+
+
+def _edit(path: str, search: str, replace: str) -> str:
+    return f"{path}\n```python\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n```\n"
 
 
 class OracleModel:
-    """Knows the canonical solution: the critic says revise while the buggy body is there, and the author
-    and reviser answer with an edit block that puts the canonical body in its place."""
+    """Knows the original code: the critic says revise while a changed part is there, and the author
+    and reviser answer with edit blocks that put the original back."""
 
-    def __init__(self, task: Task) -> None:
+    def __init__(self, task: _Known) -> None:
         self._task = task
 
     @property
@@ -24,10 +31,11 @@ class OracleModel:
 
     def complete(self, request: ModelRequest) -> ModelReply:
         sent = request.prompt_text()
-        buggy = self._task.buggy_solution.strip() in sent
+        wrong = [(a, b) for a, b in self._task.oracle_edits() if a.strip() and a.strip() in sent]
+        buggy = bool(wrong)
         usage = Usage(len(sent) // 4, 50)
         if request.role == "critic":
-            first = next(line.strip() for line in self._task.buggy_solution.splitlines() if line.strip())
+            first = next((line.strip() for a, _ in wrong[:1] for line in a.splitlines() if line.strip()), "")
             critique = {
                 "verdict": "revise" if buggy else "pass",
                 "summary": "the body differs from the canonical solution" if buggy else "matches",
@@ -35,7 +43,7 @@ class OracleModel:
                     {
                         "title": "bug",
                         "severity": "error",
-                        "path": MODULE,
+                        "path": self._task.path,
                         "line": 1,
                         "evidence": first,
                         "suggestion": "use the canonical body",
@@ -47,7 +55,7 @@ class OracleModel:
             return ModelReply("", usage, self.name, tool_input=critique)
         if not buggy:
             return ModelReply("No change.", usage, self.name)
-        return ModelReply(_edit(self._task.buggy_solution, self._task.canonical_solution), usage, self.name)
+        return ModelReply("".join(_edit(self._task.path, a, b) for a, b in wrong), usage, self.name)
 
 
 class DoNothingModel:

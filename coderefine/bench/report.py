@@ -9,28 +9,36 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from coderefine.bench.harness import TaskResult, summary
+from coderefine.bench.harness import TaskResult
+from coderefine.bench.stats import rate_cell
+from coderefine.bench.summary import comparisons, summary
 
 
 def results_data(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "meta": {**meta, "machine": f"{platform.machine()}, Python {platform.python_version()}"},
         "summary": summary(results),
+        "comparisons": comparisons(results),
         "tasks": [dataclasses.asdict(r) | {"fixed": r.fixed, "regression": r.regression} for r in results],
     }
+
+
+def _money(value: float | None) -> str:
+    return "-" if value is None else f"${value:.4f}"
 
 
 def markdown(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> str:
     table = summary(results)
     columns = [
         "strategy",
-        "fix rate",
-        "fixed",
+        "fixed [95% CI]",
         "mean rounds",
         "input tokens",
         "cached read",
         "output tokens",
         "cost",
+        "cost / fixed",
+        "tokens / fixed",
         "time",
         "gate rejections",
         "regressions",
@@ -42,32 +50,53 @@ def markdown(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> str:
         "|" + " --- |" * len(columns),
     ]
     for name, row in table.items():
+        per_fixed = row["tokens_per_fixed"]
         cells = [
             name,
-            f"{row['fix_rate'] * 100:.1f}%",
-            f"{row['fixed']}/{row['tasks']}",
+            rate_cell(row["fixed"], row["tasks"]),
             f"{row['mean_rounds']:.2f}",
             f"{row['input_tokens']:,}",
             f"{row['cache_read_tokens']:,}",
             f"{row['output_tokens']:,}",
             f"${row['cost']:.2f}",
+            _money(row["cost_per_fixed"]),
+            "-" if per_fixed is None else f"{per_fixed:,.0f}",
             f"{row['seconds']:.0f}s",
             str(row["gate_rejections"]),
             str(row["regressions"]),
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    kinds = sorted({k for row in table.values() for k in row["by_bug_type"]})
-    if kinds:
-        lines += [
-            "",
-            "Fix rate by bug type:",
-            "",
-            "| strategy | " + " | ".join(kinds) + " |",
-            "| --- |" + " --- |" * len(kinds),
-        ]
+    for dimension in ("kind", "shape", "strength", "mutation"):
+        groups = sorted({k for row in table.values() for k in row[f"by_{dimension}"]})
+        if len(groups) < 2 and dimension != "kind":
+            continue
+        lines += ["", f"Fix rate by {dimension} (95% interval):", ""]
+        lines += ["| strategy | " + " | ".join(groups) + " |", "| --- |" + " --- |" * len(groups)]
         for name, row in table.items():
-            cells = [f"{row['by_bug_type'].get(k, 0) * 100:.0f}%" for k in kinds]
+            found = row[f"by_{dimension}"]
+            cells = [rate_cell(found[g]["fixed"], found[g]["tasks"]) if g in found else "-" for g in groups]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    clean = {name: row["clean"] for name, row in table.items() if "clean" in row}
+    if clean:
+        lines += ["", "Correct code (clean tasks): how often each strategy changed it, and broke it:", ""]
+        lines += [
+            "| strategy | tasks | changed | lines changed | broken |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for name, row in clean.items():
+            lines.append(
+                f"| {name} | {row['tasks']} | {row['changed']} | {row['lines_changed']} | {row['broken']} |"
+            )
+    pairs = comparisons(results)
+    if pairs:
+        lines += ["", "Pairwise, on the same tasks (McNemar's exact test):", ""]
+        lines += ["| strategies | only the first fixed | only the second fixed | p | verdict |"]
+        lines += ["| --- | --- | --- | --- | --- |"]
+        for pair in pairs:
+            lines.append(
+                f"| {pair['first']} vs {pair['second']} | {pair['only_first']} | {pair['only_second']} "
+                f"| {pair['p_value']:.3g} | {pair['verdict']} |"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from coderefine.errors import UsageError
 
@@ -15,6 +15,8 @@ class Strategy:
     signals: bool  # ruff and the example tests inform the prompts and acceptance
     critic: bool  # a critic call per round (else the critique is made of the signals)
     draft: bool  # the author repairs first
+    retry_worse: bool = False  # a candidate that made a signal worse is retried, not the end
+    model: str = ""  # a model of its own (``coderefine@MODEL``); else the run's model
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -32,6 +34,15 @@ STRATEGIES: dict[str, Strategy] = {
             True,
             False,
         ),
+        Strategy(
+            "coderefine-retry",
+            "the full loop; a candidate that makes a signal worse is retried with what got worse",
+            3,
+            True,
+            True,
+            False,
+            retry_worse=True,
+        ),
         Strategy("coderefine-r1", "the full loop, one round", 1, True, True, False),
         Strategy("coderefine-r2", "the full loop, two rounds", 2, True, True, False),
         Strategy(
@@ -48,9 +59,15 @@ DEFAULT = ("one-shot", "self-refine", "coderefine")
 
 
 def strategies(names: str) -> list[Strategy]:
+    """The strategies of a comma-separated list; ``NAME@MODEL`` runs NAME with a model of its own."""
     chosen = []
     for name in (n.strip() for n in names.split(",") if n.strip()):
-        if name not in STRATEGIES:
-            raise UsageError(f"unknown strategy '{name}'; choose from {', '.join(STRATEGIES)}")
-        chosen.append(STRATEGIES[name])
+        base, _, model = name.partition("@")
+        if base not in STRATEGIES:
+            raise UsageError(f"unknown strategy '{base}'; choose from {', '.join(STRATEGIES)}")
+        if "@" in name and not model:
+            raise UsageError(f"'{name}': name a model after the @, e.g. {base}@claude-haiku-4-5")
+        chosen.append(replace(STRATEGIES[base], name=name, model=model) if model else STRATEGIES[base])
+    if len({s.name for s in chosen}) != len(chosen):
+        raise UsageError(f"a strategy is named twice in '{names}'")
     return chosen

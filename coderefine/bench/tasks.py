@@ -10,15 +10,18 @@ from __future__ import annotations
 import gzip
 import json
 import random
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from coderefine.errors import UsageError
+from coderefine.errors import ToolError, UsageError
+from coderefine.runner import Runner
 
 DATA = Path(__file__).parent / "humanevalfix-python.jsonl.gz"
 MODULE = "task.py"
 EXAMPLES = "test_examples.py"
+HIDDEN_TIMEOUT = 20.0
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,32 @@ class Task:
     example_test: str
     bug_type: str
     docstring: str
+
+    path = MODULE
+    kind = "bug"
+    shape = "humanevalfix"
+    strength = "docstring"
+    python = ""
+
+    @property
+    def mutation(self) -> str:
+        return self.bug_type
+
+    def oracle_edits(self) -> list[tuple[str, str]]:
+        """(text the task starts with, text that fixes it) pairs, for the oracle model."""
+        return [(self.buggy_solution, self.canonical_solution)]
+
+    def passes(self, module_text: str, scratch: Path, runner: Runner, environ: Mapping[str, str]) -> bool:
+        """Whether the full hidden tests pass with ``module_text`` as the module."""
+        program = scratch / "hidden_check.py"
+        program.write_text(self.hidden_program(module_text), encoding="utf-8")
+        try:
+            done = runner.run([sys.executable, str(program)], cwd=scratch, timeout=HIDDEN_TIMEOUT)
+        except ToolError:
+            return False
+        finally:
+            program.unlink(missing_ok=True)
+        return done.code == 0
 
     @property
     def buggy_program(self) -> str:

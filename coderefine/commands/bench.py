@@ -1,42 +1,35 @@
-"""`bench`: the quality harness."""
+"""`bench`: the quality harness, and `bench make-suite`, which builds its task suites."""
 
 from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from coderefine.commands import settings_flags, warn
-from coderefine.errors import EXIT_CLEAN
+from coderefine.errors import EXIT_CLEAN, UsageError
 
 
 def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    if getattr(args, "bench_command", None) == "make-suite":
+        return command_make_suite(args, out)
     from coderefine.bench.harness import run_bench
-    from coderefine.bench.models import DoNothingModel, OracleModel
     from coderefine.bench.report import markdown, write_reports
     from coderefine.bench.strategies import strategies
-    from coderefine.bench.tasks import DATA, load_tasks, select_tasks
     from coderefine.config import load_settings
-    from coderefine.models.base import Model
-    from coderefine.models.factory import make_model
     from coderefine.runner import SubprocessRunner
 
     settings = load_settings(Path.cwd(), os.environ, settings_flags(args))
-    suite = Path(args.suite) if args.suite else DATA
-    tasks = select_tasks(
-        load_tasks(suite), ids=args.tasks.split(",") if args.tasks else (), limit=args.limit, seed=args.seed
-    )
+    out_dir = Path(args.out)
+    runner = SubprocessRunner()
     chosen = strategies(args.strategies)
-    if settings.model == "oracle":
-        oracles: dict[str, Model] = {t.task_id: OracleModel(t) for t in tasks}
-        model_for = lambda task: oracles[task.task_id]  # noqa: E731
-    elif settings.model == "do-nothing":
-        nothing = DoNothingModel()
-        model_for = lambda task: nothing  # noqa: E731
-    else:
-        shared = make_model(settings.model, settings, os.environ)
-        model_for = lambda task: shared  # noqa: E731
+    tasks, notes = load_bench_tasks(args.suite, out_dir, runner, os.environ)
+    for note in notes:
+        warn(note)
+    tasks = _select(tasks, args)
+    model_for = models_for(settings, os.environ)
     total = len(tasks) * len(chosen)
     done = 0
 
@@ -49,20 +42,19 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         )
         warn(f"[{done}/{total}] {result.strategy} {result.task_id}: {state}{note}")
 
-    out_dir = Path(args.out)
     results = run_bench(
         tasks,
         chosen,
         model_for,
         settings,
-        SubprocessRunner(),
+        runner,
         os.environ,
         cache_dir=None if args.no_cache else out_dir / "cache",
         jobs=args.jobs,
         on_result=report,
     )
     meta = {
-        "suite": suite.name,
+        "suite": Path(args.suite).name,
         "model": settings.model,
         "tasks": len(tasks),
         "seed": args.seed,
@@ -71,4 +63,108 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     written = write_reports(results, meta, out_dir)
     out.write(markdown(results, meta))
     out.write("\nwrote " + ", ".join(str(p) for p in written) + "\n")
+    return EXIT_CLEAN
+
+
+def load_bench_tasks(
+    suite: str, out_dir: Path, runner: Any, environ: Mapping[str, str]
+) -> tuple[list[Any], list[str]]:
+    """The tasks of ``suite``: ``libraries`` (the shipped manifest, built and cached under ``out_dir``),
+    ``humanevalfix``, a folder made by make-suite, or a JSON-lines file of HumanEvalFix's format."""
+    from coderefine.bench.manifest import library_suite, load_manifest
+    from coderefine.bench.suite import SUITE_FILE, load_suite
+    from coderefine.bench.tasks import DATA, load_tasks
+
+    if suite == "humanevalfix":
+        return list(load_tasks(DATA)), []
+    if suite == "libraries":
+        tasks: list[Any] = []
+        notes = []
+        for library in load_manifest():
+            built, differing = library_suite(library, out_dir / "suites", runner, environ, warn)
+            tasks += built
+            if differing:
+                notes.append(
+                    f"{library.requirement}: {len(differing)} tasks were built differently from the "
+                    "manifest (another pytest or ruff version?); the figures are not comparable with "
+                    "published ones"
+                )
+        return tasks, notes
+    path = Path(suite)
+    if (path / SUITE_FILE).exists():
+        return list(load_suite(path)[1]), []
+    if path.is_file():
+        return list(load_tasks(path)), []
+    raise UsageError(
+        f"--suite {suite}: not a suite; give libraries, humanevalfix, a folder made by "
+        "'coderefine bench make-suite', or a JSON-lines file"
+    )
+
+
+def _select(tasks: Sequence[Any], args: argparse.Namespace) -> list[Any]:
+    import random
+
+    chosen = list(tasks)
+    if args.tasks:
+        wanted = {w.strip() for w in args.tasks.split(",") if w.strip()}
+        wanted |= {f"Python/{w}" for w in wanted if w.isdigit()}
+        chosen = [t for t in chosen if t.task_id in wanted]
+        if not chosen:
+            raise UsageError(f"--tasks {args.tasks}: no task of the suite has these ids")
+    if args.seed is not None:
+        random.Random(args.seed).shuffle(chosen)
+    return chosen[: args.limit] if args.limit else chosen
+
+
+def models_for(settings: Any, environ: Mapping[str, str]) -> Any:
+    """The model of a (task, strategy) pair: the strategy's own (``NAME@MODEL``) or the run's; oracle and
+    do-nothing are made per task, real models once per name."""
+    from coderefine.bench.models import DoNothingModel, OracleModel
+    from coderefine.models.base import Model
+    from coderefine.models.factory import make_model
+
+    made: dict[str, Model] = {}
+
+    def model_for(task: Any, strategy: Any) -> Model:
+        name = strategy.model or settings.model
+        if name == "oracle":
+            return OracleModel(task)
+        if name == "do-nothing":
+            return DoNothingModel()
+        if name not in made:
+            made[name] = make_model(name, settings, environ)
+        return made[name]
+
+    return model_for
+
+
+def command_make_suite(args: argparse.Namespace, out: TextIO) -> int:
+    from coderefine.bench.build import Source, make_suite
+    from coderefine.runner import SubprocessRunner
+
+    if bool(args.requirement) == bool(args.from_path):
+        raise UsageError("make-suite: give either NAME==VERSION or --from PATH (one of them)")
+    if args.tasks < 1:
+        raise UsageError("--tasks must be at least 1")
+    requires = tuple(r.strip() for r in args.requires.split(",") if r.strip())
+    source = Source(
+        requirement=args.requirement or "",
+        path=Path(args.from_path) if args.from_path else None,
+        requires=requires,
+    )
+    tasks = make_suite(
+        source,
+        Path(args.out),
+        SubprocessRunner(),
+        os.environ,
+        tasks=args.tasks,
+        seed=args.seed,
+        progress=warn,
+    )
+    kinds: dict[str, int] = {}
+    for task in tasks:
+        kinds[task.shape] = kinds.get(task.shape, 0) + 1
+    summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    out.write(f"wrote {args.out}: {len(tasks)} tasks ({summary})\n")
+    out.write(f"run it:  coderefine bench --suite {args.out} --strategies one-shot,coderefine\n")
     return EXIT_CLEAN

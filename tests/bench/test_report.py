@@ -7,7 +7,7 @@ from coderefine.bench.report import markdown, write_reports
 
 def result(strategy: str, fixed: bool, bug: str = "value misuse") -> TaskResult:
     return TaskResult(
-        "Python/1", bug, strategy, "m", False, fixed, 1, 100, 10, 50, 20, 0.01, 1.0, 0, "passed"
+        "Python/1", bug, strategy, "m", False, fixed, 1, 100, 10, 50, 20, 0.01, 1.0, 0, "passed", mutation=bug
     )
 
 
@@ -18,8 +18,8 @@ def test_markdown_and_json(tmp_path: Path) -> None:
         result("coderefine", False, "excess logic"),
     ]
     text = markdown(results, {"suite": "s", "model": "m"})
-    assert "| coderefine | 50.0% | 1/2 |" in text
-    assert "| one-shot | 0.0% | 0/1 |" in text
+    assert "| coderefine | 1/2 50% [9-91] |" in text
+    assert "| one-shot | 0/1 0% [0-79] |" in text
     assert "excess logic" in text
     written = write_reports(results, {"suite": "s", "model": "m"}, tmp_path)
     data = json.loads((tmp_path / "results.json").read_text())

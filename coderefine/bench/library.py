@@ -1,0 +1,216 @@
+"""A real library for the benchmark: its source distribution, a venv of its own, and its test suite.
+
+Everything here runs external programs through a ``Runner``; every failure is a ``UsageError`` that names
+the library and says what to do, so that ``make-suite`` never leaves a half-built suite behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from coderefine.errors import ToolError, UsageError
+from coderefine.runner import Runner
+from coderefine.signals.pytest import PLUGIN, PLUGIN_DIR
+
+LINES_PLUGIN_DIR = Path(__file__).parent / "plugin"
+LINES_PLUGIN = "coderefine_bench_lines"
+PIP_TIMEOUT = 600.0
+SUITE_TIMEOUT = 120.0
+TEST_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    nodeid: str
+    outcome: str  # passed, failed, skipped
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """One run of a test suite: each test's outcome, and whether the run itself finished."""
+
+    outcomes: tuple[TestOutcome, ...]
+    finished: bool
+    output: str = ""
+
+    def hung(self) -> bool:
+        return any("ran longer than" in o.message for o in self.outcomes)
+
+    def failed(self) -> frozenset[str]:
+        return frozenset(o.nodeid for o in self.outcomes if o.outcome == "failed")
+
+    def passed(self) -> frozenset[str]:
+        return frozenset(o.nodeid for o in self.outcomes if o.outcome == "passed")
+
+    def message(self, nodeid: str) -> str:
+        return next((o.message for o in self.outcomes if o.nodeid == nodeid), "")
+
+
+def download_sdist(requirement: str, folder: Path, runner: Runner) -> Path:
+    """The source distribution of ``NAME==VERSION``, downloaded with pip into ``folder``.
+
+    Only the library itself is forced to be a source distribution: its build back end may come as a
+    wheel, which makes the download seconds instead of minutes (pip builds the metadata).
+    """
+    name = requirement.split("==")[0].strip()
+    argv = [sys.executable, "-m", "pip", "download", "--no-binary", name, "--no-deps", "-q"]
+    argv += ["-d", str(folder), requirement]
+    try:
+        done = runner.run(argv, cwd=folder, timeout=PIP_TIMEOUT)
+    except ToolError as exc:
+        raise UsageError(f"{requirement}: cannot run pip download ({exc})") from exc
+    archives = sorted(p for p in folder.iterdir() if p.name.endswith((".tar.gz", ".zip", ".tgz")))
+    if done.code != 0 or not archives:
+        tail = " ".join((done.err or done.out).strip().splitlines()[-3:])[:400]
+        raise UsageError(
+            f"{requirement}: pip download of its source distribution failed ({tail or 'no archive'}); "
+            "check the name and version, and that the package index can be reached"
+        )
+    return archives[0]
+
+
+def unpack(archive: Path, folder: Path, label: str) -> Path:
+    """The archive's single top folder, unpacked into ``folder`` (paths outside it are refused)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        if archive.name.endswith(".zip"):
+            with zipfile.ZipFile(archive) as handle:
+                names = handle.namelist()
+                _check_members(names, label)
+                handle.extractall(folder)
+        else:
+            with tarfile.open(archive) as handle:
+                names = handle.getnames()
+                _check_members(names, label)
+                handle.extractall(folder, filter="data")
+    except (OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
+        raise UsageError(f"{label}: cannot unpack {archive.name}: {exc}") from exc
+    tops = [p for p in folder.iterdir() if p.is_dir()]
+    if len(tops) != 1:
+        raise UsageError(f"{label}: {archive.name} does not hold one top folder")
+    return tops[0]
+
+
+def _check_members(names: Sequence[str], label: str) -> None:
+    for name in names:
+        if name.startswith("/") or ".." in Path(name).parts:
+            raise UsageError(f"{label}: the archive holds an unsafe path {name!r}")
+
+
+def make_venv(folder: Path, requirements: Sequence[str], runner: Runner, label: str) -> str:
+    """A venv at ``folder`` with the test requirements installed; returns its interpreter."""
+    try:
+        done = runner.run([sys.executable, "-m", "venv", str(folder)], cwd=folder.parent, timeout=PIP_TIMEOUT)
+        if done.code != 0:
+            raise UsageError(f"{label}: cannot create a venv: {done.err.strip()[-300:]}")
+        python = str(folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
+        if requirements:
+            argv = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements]
+            done = runner.run(argv, cwd=folder.parent, timeout=PIP_TIMEOUT)
+            if done.code != 0:
+                tail = " ".join(done.err.strip().splitlines()[-3:])[:400]
+                raise UsageError(
+                    f"{label}: cannot install its test dependencies ({', '.join(requirements)}): {tail}; "
+                    "check that the package index can be reached"
+                )
+    except ToolError as exc:
+        raise UsageError(f"{label}: cannot set up its venv ({exc})") from exc
+    return python
+
+
+def run_suite(
+    python: str,
+    tree: Path,
+    runner: Runner,
+    environ: Mapping[str, str],
+    *,
+    tests: Sequence[str] = (),
+    deselect: Sequence[str] = (),
+    stop_first: bool = False,
+    timeout: float = SUITE_TIMEOUT,
+    test_timeout: float = TEST_TIMEOUT,
+) -> SuiteRun:
+    """Run the tests of ``tree`` (all, or ``tests``) with ``python``; one outcome per test.
+
+    The project's own ``addopts`` are dropped (coverage, colours): the outcomes are what matters.
+    """
+    with tempfile.TemporaryDirectory(prefix="coderefine-suite-") as scratch:
+        report = Path(scratch) / "report.jsonl"
+        argv = [python, "-m", "pytest", "-p", PLUGIN, "-p", "no:cacheprovider", "-q", "-o", "addopts="]
+        argv += ["--tb=short", "-rN"] + (["-x"] if stop_first else [])
+        argv += [f"--deselect={nodeid}" for nodeid in deselect]
+        argv += list(tests)
+        env = _env(tree, report, environ, test_timeout)
+        try:
+            done = runner.run(argv, cwd=tree, timeout=timeout, env=env)
+        except ToolError as exc:
+            return SuiteRun(_outcomes(report), False, str(exc))
+        outcomes = _outcomes(report)
+    finished = done.code in (0, 1) and bool(outcomes)
+    return SuiteRun(outcomes, finished, done.out[-2000:] + done.err[-2000:])
+
+
+def covered_lines(
+    python: str, tree: Path, runner: Runner, environ: Mapping[str, str], deselect: Sequence[str]
+) -> dict[str, set[int]]:
+    """The lines of the library's own files (not its tests) that its tests run, by relative path."""
+    with tempfile.TemporaryDirectory(prefix="coderefine-lines-") as scratch:
+        lines = Path(scratch) / "lines.json"
+        env = _env(tree, Path(scratch) / "report.jsonl", environ, TEST_TIMEOUT * 5)
+        env["PYTHONPATH"] = os.pathsep.join([str(LINES_PLUGIN_DIR), env["PYTHONPATH"]])
+        env["CODEREFINE_BENCH_LINES"] = str(lines)
+        env["CODEREFINE_BENCH_ROOT"] = str(tree)
+        argv = [python, "-m", "pytest", "-p", LINES_PLUGIN, "-p", "no:cacheprovider", "-q", "-o", "addopts="]
+        argv += [f"--deselect={nodeid}" for nodeid in deselect]
+        try:
+            runner.run(argv, cwd=tree, timeout=SUITE_TIMEOUT * 5, env=env)
+            data = json.loads(lines.read_text("utf-8"))
+        except (ToolError, OSError, ValueError):
+            return {}
+    return {Path(k).as_posix(): set(v) for k, v in data.items()}
+
+
+def _env(tree: Path, report: Path, environ: Mapping[str, str], test_timeout: float) -> dict[str, str]:
+    env = {k: v for k, v in environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    paths = [str(PLUGIN_DIR), str(tree)] + ([str(tree / "src")] if (tree / "src").is_dir() else [])
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTEST_CODEREFINE_REPORT"] = str(report)
+    env["PYTEST_CODEREFINE_TIMEOUT"] = f"{test_timeout:g}"
+    return env
+
+
+def _outcomes(report: Path) -> tuple[TestOutcome, ...]:
+    if not report.exists():
+        return ()
+    found: dict[str, TestOutcome] = {}
+    for line in report.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if event.get("event") != "result":
+            continue
+        nodeid = str(event.get("nodeid", ""))
+        outcome = str(event.get("outcome", ""))
+        previous = found.get(nodeid)
+        # A test has up to three phases; a failure in any of them fails the test.
+        if previous is None or (previous.outcome == "passed" and outcome != "passed"):
+            message = " ".join(str(event.get("message") or "").split())[:300]
+            found[nodeid] = TestOutcome(nodeid, outcome, message)
+    return tuple(found.values())
+
+
+def copy_tree(source: Path, target: Path) -> Path:
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".venv"))
+    return target

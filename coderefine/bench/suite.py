@@ -1,0 +1,208 @@
+"""Suites built from a real library: the task records, a suite folder on disk, and scoring by its tests.
+
+A suite folder holds ``suite.json`` (the library, its interpreter, the tests left out of the baseline and
+the tasks), ``source/`` (the clean library with its whole test suite) and, for a downloaded library,
+``venv/`` (its test dependencies). A task is materialised as a copy of ``source/`` with the task's module
+changed and the hidden tests removed; it is scored by the whole suite on a fresh copy, after the strategy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from coderefine.bench.library import copy_tree, run_suite
+from coderefine.errors import UsageError
+from coderefine.runner import Runner
+
+SUITE_FILE = "suite.json"
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Edit:
+    """The clean text of a function and the text the task starts from (a mutant or a removed body)."""
+
+    clean: str
+    changed: str
+
+
+@dataclass(frozen=True)
+class LibraryTask:
+    task_id: str
+    kind: str  # bug, feature, clean
+    shape: str  # single, multi, feature, clean
+    strength: str  # function, report, tests, feature
+    mutation: str  # the operators, joined by "+"; "removed-body" or "none"
+    path: str  # the module, relative to the library's root
+    function: str
+    line: int
+    intent: str
+    edits: tuple[Edit, ...]
+    visible: tuple[str, ...]  # failing test node ids left in the task's project
+    hidden: tuple[str, ...]  # failing test node ids removed from it (the whole suite scores anyway)
+    module_lines: int = 0
+    suite: SuiteInfo | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def bug_type(self) -> str:
+        return self.mutation if self.kind == "bug" else self.kind
+
+    @property
+    def buggy_solution(self) -> str:
+        """What the oracle looks for (the first changed function) — the name HumanEvalFix tasks use."""
+        return self.edits[0].changed if self.edits else ""
+
+    @property
+    def python(self) -> str:
+        return self._info().python
+
+    def oracle_edits(self) -> list[tuple[str, str]]:
+        return [(e.changed, e.clean) for e in self.edits]
+
+    def start_text(self, clean_module: str) -> str:
+        text = clean_module
+        for edit in self.edits:
+            if text.count(edit.clean) != 1:
+                raise UsageError(f"{self.task_id}: the suite's source does not match its task records")
+            text = text.replace(edit.clean, edit.changed)
+        return text
+
+    def materialise(self, folder: Path) -> Path:
+        info = self._info()
+        copy_tree(info.source, folder)
+        module = folder / self.path
+        module.write_text(self.start_text((info.source / self.path).read_text("utf-8")), "utf-8")
+        remove_tests(folder, self.hidden)
+        marker = folder / "pyproject.toml"
+        if not marker.exists():
+            # coderefine finds a project's root by its pyproject.toml; an older library has none.
+            marker.write_text("# the root of this benchmark task's project\n", "utf-8")
+        return folder
+
+    def passes(self, module_text: str, scratch: Path, runner: Runner, environ: Mapping[str, str]) -> bool:
+        """Whether the whole suite (hidden tests included) passes with ``module_text`` as the module."""
+        info = self._info()
+        tree = copy_tree(info.source, scratch / "score")
+        try:
+            (tree / self.path).write_text(module_text, "utf-8")
+            run = run_suite(info.python, tree, runner, environ, deselect=info.deselect)
+        finally:
+            _rmtree(tree)
+        return run.finished and not run.failed() and bool(run.passed())
+
+    def _info(self) -> SuiteInfo:
+        if self.suite is None:
+            raise UsageError(f"{self.task_id}: the task is not attached to a suite folder")
+        return self.suite
+
+    def record(self) -> dict[str, object]:
+        data = asdict(self)
+        data.pop("suite")
+        return data
+
+
+@dataclass(frozen=True)
+class SuiteInfo:
+    folder: Path
+    name: str
+    version: str
+    python: str
+    deselect: tuple[str, ...]
+
+    @property
+    def source(self) -> Path:
+        return self.folder / "source"
+
+
+def _rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def write_suite(folder: Path, library: Mapping[str, object], tasks: Sequence[LibraryTask]) -> None:
+    data = {"format": FORMAT, "library": dict(library), "tasks": [t.record() for t in tasks]}
+    (folder / SUITE_FILE).write_text(json.dumps(data, indent=1) + "\n", "utf-8")
+
+
+def load_suite(folder: Path) -> tuple[dict[str, object], list[LibraryTask]]:
+    """The library record and the tasks of a suite folder, each task attached to it."""
+    folder = folder.absolute()
+    path = folder / SUITE_FILE
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        library = data["library"]
+        python = str(library["python"])
+        if not os.path.isabs(python):
+            python = str(folder / python)
+        info = SuiteInfo(
+            folder, str(library["name"]), str(library["version"]), python, tuple(library["deselect"])
+        )
+        tasks = []
+        for row in data["tasks"]:
+            row = dict(row)
+            row["edits"] = tuple(Edit(**e) for e in row["edits"])
+            row["visible"], row["hidden"] = tuple(row["visible"]), tuple(row["hidden"])
+            tasks.append(LibraryTask(**row, suite=info))
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise UsageError(
+            f"{folder} is not a usable suite ({exc}); build it with 'coderefine bench make-suite'"
+        ) from exc
+    if data.get("format") != FORMAT:
+        raise UsageError(f"{folder} was built by another version of coderefine; build it again")
+    return dict(library), tasks
+
+
+def test_function(nodeid: str) -> str:
+    """``tests/test_x.py::TestA::test_b[1-2]`` -> ``tests/test_x.py::TestA::test_b``."""
+    return nodeid.split("[", 1)[0]
+
+
+def remove_tests(root: Path, nodeids: Sequence[str]) -> None:
+    """Delete the test functions of ``nodeids`` (whole functions, every parameter set) from their files."""
+    by_file: dict[str, set[str]] = {}
+    for nodeid in nodeids:
+        path, _, rest = test_function(nodeid).partition("::")
+        by_file.setdefault(path, set()).add(rest)
+    for path, names in by_file.items():
+        file = root / path
+        module = cst.parse_module(file.read_text("utf-8"))
+        file.write_text(module.visit(_TestRemover(names)).code, "utf-8")
+
+
+class _TestRemover(cst.CSTTransformer):
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.scope: list[str] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scope.append(node.name.value)
+
+    def leave_ClassDef(
+        self, original_node: cst.ClassDef, updated_node: cst.ClassDef
+    ) -> cst.ClassDef | cst.RemovalSentinel:
+        self.scope.pop()
+        body = updated_node.body
+        if isinstance(body, cst.IndentedBlock) and not body.body:
+            # A class whose every test is hidden still has to parse.
+            return updated_node.with_changes(
+                body=body.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+            )
+        return updated_node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.scope.append(node.name.value)
+        return False
+
+    def leave_FunctionDef(
+        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
+    ) -> cst.FunctionDef | cst.RemovalSentinel:
+        name = "::".join(self.scope)
+        self.scope.pop()
+        return cst.RemovalSentinel.REMOVE if name in self.names else updated_node

@@ -1,0 +1,69 @@
+"""The shipped manifest, and the self-checks on a shipped suite built from it (downloads in CI)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from coderefine.bench.harness import run_bench
+from coderefine.bench.manifest import differences, library_suite, load_manifest
+from coderefine.bench.models import DoNothingModel, OracleModel
+from coderefine.bench.strategies import strategies
+from coderefine.bench.suite import SUITE_FILE
+from coderefine.bench.summary import summary
+from coderefine.config import Settings
+from coderefine.runner import SubprocessRunner
+
+CACHE = Path(os.environ.get("CODEREFINE_BENCH_CACHE", Path(__file__).parents[2] / ".bench-cache"))
+# The smallest shipped library: it builds in about two minutes on two cores. The other libraries'
+# self-checks are `coderefine bench --model oracle` and `--model do-nothing` (see docs/benchmarks.md).
+CI_LIBRARY = "inflection"
+
+
+def test_the_manifest_pins_libraries_and_holds_no_code() -> None:
+    libraries = load_manifest()
+    assert len(libraries) >= 2
+    for library in libraries:
+        assert library.licence and library.version
+        assert all("==" in requirement for requirement in library.requires), library.requires
+        assert len(library.records) >= 15
+        for row in library.records:
+            assert set(row) == {
+                "task_id",
+                "kind",
+                "shape",
+                "strength",
+                "mutation",
+                "path",
+                "function",
+                "line",
+                "visible",
+                "hidden",
+            }
+    kinds = {str(row["kind"]) for library in libraries for row in library.records}
+    assert kinds == {"bug", "feature", "clean"}
+
+
+@pytest.mark.slow
+def test_self_checks_on_a_shipped_suite() -> None:
+    """Oracle 100%, do-nothing 0% (and no change) on every task of the inflection suite."""
+    library = next(lib for lib in load_manifest() if lib.name == CI_LIBRARY)
+    if not (CACHE / "suites" / library.folder_name / SUITE_FILE).exists() and not os.environ.get("CI"):
+        pytest.skip(f"{library.requirement} is not built in {CACHE}; run with CI=1 to download and build it")
+    runner = SubprocessRunner()
+    tasks, differing = library_suite(library, CACHE / "suites", runner, os.environ, print)
+    assert differing == differences(library, tasks)
+    env = {"PATH": os.environ["PATH"]}
+    chosen = strategies("coderefine")
+    results = run_bench(
+        tasks, chosen, lambda t, s: OracleModel(t), Settings(), runner, env, cache_dir=None, jobs=2
+    )
+    row = summary(results)["coderefine"]
+    assert row["fix_rate"] == 1.0, [r.task_id for r in results if not r.fixed]
+    assert row["errors"] == 0
+    nothing = DoNothingModel()
+    results = run_bench(tasks, chosen, lambda t, s: nothing, Settings(), runner, env, cache_dir=None, jobs=2)
+    assert summary(results)["coderefine"]["fixed"] == 0
+    assert not any(r.changed for r in results)
