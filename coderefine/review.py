@@ -226,7 +226,11 @@ def _verify(
     """Ask the reviser for a fix of ``issue`` alone; keep it only if it is gated and no signal got worse."""
     focused = Critique("revise", critique.summary, (issue,))
     request = session.prompts.reviser(
-        {path: head_text}, intent=intent, critique=focused, comparison=current.comparison
+        {path: head_text},
+        intent=intent,
+        critique=focused,
+        comparison=current.comparison,
+        views=session.views({path: head_text}, current.comparison),
     )
     try:
         candidate, _ = session.edit(request, {path: head_text}, 1)

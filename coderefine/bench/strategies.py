@@ -15,6 +15,7 @@ class Strategy:
     signals: bool  # ruff and the example tests inform the prompts and acceptance
     critic: bool  # a critic call per round (else the critique is made of the signals)
     draft: bool  # the author repairs first
+    confirm: str = "always"  # the loop's ``confirm`` setting: "signals" may skip the confirming critique
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -31,6 +32,15 @@ STRATEGIES: dict[str, Strategy] = {
             True,
             True,
             False,
+        ),
+        Strategy(
+            "coderefine-lean",
+            "the full loop, no confirming critique when the signals behind every issue are resolved",
+            3,
+            True,
+            True,
+            False,
+            "signals",
         ),
         Strategy("coderefine-r1", "the full loop, one round", 1, True, True, False),
         Strategy("coderefine-r2", "the full loop, two rounds", 2, True, True, False),
