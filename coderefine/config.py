@@ -52,6 +52,7 @@ class Settings:
     cache_max_entries: int = 2_000
     context_lines: int = 400
     confirm: str = "always"
+    first_critique: str = "critic"
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def describe(self) -> dict[str, object]:
@@ -64,6 +65,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "fail_on": ("error", "warning", "info", "never"),
     "hook_mode": ("fix", "check", "signals"),
     "confirm": ("always", "signals"),
+    "first_critique": ("critic", "signals"),
 }
 _MINIMUMS: dict[str, float] = {
     "rounds": 1,

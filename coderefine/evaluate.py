@@ -8,6 +8,7 @@ check's libcst import overlaps them.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -91,6 +92,8 @@ class Evaluator:
         self._pool = ThreadPoolExecutor(max_workers=4)
         self._static_baseline: Future[SignalSet] | None = None
         self._baseline_tests: dict[str, tuple[Signal, ...]] = {}
+        self._speculative: tuple[tuple[str, ...], Future[SignalSet]] | None = None
+        self._runs: dict[str, Future[SignalSet]] = {}
         self.tests = self._related_tests() if settings.tests else []
 
     def _related_tests(self) -> list[str]:
@@ -110,11 +113,23 @@ class Evaluator:
         """The files under review before the change (new files are absent)."""
         return {f.path: (f.before or f.after).text for f in self._change.files if f.kind != "added"}
 
-    def start_baseline(self) -> None:
-        """Begin the baseline's file signals (ruff, syntax) in the background; idempotent and cheap."""
+    def _baseline_data(self) -> dict[str, bytes]:
+        return {f.path: (f.before or f.after).encode() for f in self._change.files if f.kind != "added"}
+
+    def start_baseline(self, tests: bool = False) -> None:
+        """Begin the baseline's file signals (ruff, syntax) in the background; idempotent and cheap.
+
+        With ``tests``, also run the baseline's related tests now, alongside the first candidate's, rather
+        than after it and only if it fails: on two cores this halves the wall of a change whose tests
+        fail (the review of a branch), at the price of a run that a passing change did not need."""
         if self._static_baseline is None and self._modified():
             texts = self.baseline_texts()
             self._static_baseline = self._pool.submit(self._static, texts)
+        if tests and self._modified() and self.tests and not self._speculative:
+            self._speculative = (
+                tuple(self.tests),
+                self._start_tests("baseline", self._baseline_data(), self.tests),
+            )
 
     def _baseline_for(self, current: SignalSet) -> SignalSet:
         """The baseline signals that ``current`` must be compared with.
@@ -127,16 +142,23 @@ class Evaluator:
         self.start_baseline()
         assert self._static_baseline is not None
         failing_files = sorted({_test_file(s) for s in current.signals if s.source == "pytest"})
+        if self._speculative:
+            ran, future = self._speculative
+            self._speculative = None
+            result = future.result()
+            # A run that timed out or could not start is not trusted; the failing files run again.
+            if all(s.state == "ok" for s in result.statuses if s.source == "pytest"):
+                self._remember(ran, result)
         missing = [f for f in failing_files if f not in self._baseline_tests]
         if missing:
-            data = {f.path: (f.before or f.after).encode() for f in self._change.files if f.kind != "added"}
-            result = self._start_tests("baseline", data, missing).result()
-            for test_file in missing:
-                self._baseline_tests[test_file] = tuple(
-                    s for s in result.signals if _test_file(s) == test_file
-                )
+            self._remember(missing, self._start_tests("baseline", self._baseline_data(), missing).result())
         tests = tuple(s for f in failing_files for s in self._baseline_tests.get(f, ()))
         return SignalSet.merge([self._static_baseline.result(), SignalSet(tests)])
+
+    def _remember(self, test_files: Sequence[str], result: SignalSet) -> None:
+        """Keep the baseline's signals per test file: the baseline never changes within a run."""
+        for test_file in test_files:
+            self._baseline_tests[test_file] = tuple(s for s in result.signals if _test_file(s) == test_file)
 
     def evaluate(self, texts: Mapping[str, str]) -> Evaluation:
         """Signals of the files under review with ``texts`` (path -> text) in place."""
@@ -160,6 +182,13 @@ class Evaluator:
         elif not tests:
             skipped = SignalSet((), (SourceStatus("pytest", "skipped", "no tests related to the change"),))
         else:
+            # The rest of each tree never changes within a run: the same files under review and the same
+            # tests give the same result, so such a run is never started twice.
+            key = hashlib.sha256(
+                repr((which, sorted(data.items()), sorted(tests))).encode("utf-8", "surrogateescape")
+            ).hexdigest()
+            if key in self._runs:
+                return self._runs[key]
             tree = self._trees.get(which)
             if tree is None:
                 added = (
@@ -173,7 +202,8 @@ class Evaluator:
                 )
             else:
                 tree.write_all(data)
-            return self._pool.submit(self._pytest.collect, tree.path, list(tests))
+            run = self._runs[key] = self._pool.submit(self._pytest.collect, tree.path, list(tests))
+            return run
         done: Future[SignalSet] = Future()
         done.set_result(skipped)
         return done

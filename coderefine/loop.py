@@ -362,9 +362,17 @@ def refine(
         seen.add(_digest(texts))
 
     for number in range(1, (settings.rounds if max_rounds is None else max_rounds) + 1):
+        # first-critique = "signals": when the tools already name what is wrong, the first round's
+        # critique is made of those signals, and the critic's first call is saved.
+        from_signals = not use_critic or (
+            number == 1
+            and settings.first_critique == "signals"
+            and blocking(current.comparison, settings.fail_on) > 0
+            and not current.comparison.missing()
+        )
         try:
             critique = (
-                run.critique(texts, current, number) if use_critic else signal_critique(current.comparison)
+                signal_critique(current.comparison) if from_signals else run.critique(texts, current, number)
             )
         except BudgetExceededError as exc:
             stop = _budget_reason(exc)

@@ -37,11 +37,13 @@ def _enclosing_function(text: str, line: int) -> str:
 def backed(issue: Issue, signal: Signal, texts: Mapping[str, str]) -> bool:
     """Whether ``signal`` is the fact behind ``issue``.
 
-    A ruff, format or syntax signal backs an issue on the same lines of the same file. A failing test
-    backs an issue in a function that the test's report names (its traceback, its assertion)."""
+    A signal backs an issue on its own lines of its own file; a failing test also backs an issue in a
+    function that the test's report names (its traceback, its assertion)."""
     end = issue.end_line or issue.line
-    if signal.path == issue.path and signal.source != "pytest":
-        return signal.line - SLACK <= end and issue.line <= (signal.end_line or signal.line) + SLACK
+    if signal.path == issue.path and (
+        signal.line - SLACK <= end and issue.line <= (signal.end_line or signal.line) + SLACK
+    ):
+        return True
     if signal.source != "pytest":
         return False
     name = _enclosing_function(texts.get(issue.path, ""), issue.line)

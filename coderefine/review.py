@@ -160,7 +160,9 @@ def run_review(
     with Evaluator(
         change, settings, runner, environ, project_files, populate_tree=populate_tree
     ) as evaluator:
-        evaluator.start_baseline()
+        # The merge base's tests run alongside the head's: a review exists to find failures, and when the
+        # head fails a test, the base's result is then already there.
+        evaluator.start_baseline(tests=True)
         initial = evaluator.evaluate(head_texts)
         findings.extend(from_signal(s, head_texts) for s in initial.comparison.introduced)
         signalled = {s.path for s in initial.comparison.introduced}

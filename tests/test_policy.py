@@ -83,3 +83,21 @@ def test_the_loop_still_confirms_an_issue_no_signal_backs(make_repo: RepoFactory
     result = run(change, files, model, Settings(confirm="signals"))
     assert [r.role for r in model.history] == ["critic", "reviser", "critic"]
     assert result.stop == "passed"
+
+
+def test_signals_first_saves_the_critic_call_when_tests_already_fail(make_repo: RepoFactory) -> None:
+    change, files = buggy_change(make_repo)
+    model = scripted(FIX)
+    result = run(change, files, model, Settings(first_critique="signals", confirm="signals"))
+    assert [r.role for r in model.history] == ["reviser"]
+    assert result.stop == "passed"
+    assert "tests/test_mod.py::test_add" in model.history[0].prompt_text()  # the critique is the signal
+    assert "return a + b" in result.final["pkg/mod.py"]
+
+
+def test_signals_first_with_confirmation_still_asks_the_critic(make_repo: RepoFactory) -> None:
+    change, files = buggy_change(make_repo)
+    model = scripted(FIX, PASS)
+    result = run(change, files, model, Settings(first_critique="signals"))
+    assert [r.role for r in model.history] == ["reviser", "critic"]
+    assert result.stop == "passed"

@@ -111,7 +111,12 @@ def run_task(
         # Correctness is what is scored: lint warnings of the original code (HumanEval's "l" names) do
         # not block a pass; failing example tests and syntax errors do.
         run_settings = dataclasses.replace(
-            settings, tests=strategy.signals, ruff_format=False, fail_on="error", confirm=strategy.confirm
+            settings,
+            tests=strategy.signals,
+            ruff_format=False,
+            fail_on="error",
+            confirm=strategy.confirm,
+            first_critique=strategy.first,
         )
         error = ""
         try:

@@ -16,6 +16,7 @@ class Strategy:
     critic: bool  # a critic call per round (else the critique is made of the signals)
     draft: bool  # the author repairs first
     confirm: str = "always"  # the loop's ``confirm`` setting: "signals" may skip the confirming critique
+    first: str = "critic"  # the loop's ``first-critique`` setting: "signals" skips the first critic call
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -40,6 +41,16 @@ STRATEGIES: dict[str, Strategy] = {
             True,
             True,
             False,
+            "signals",
+        ),
+        Strategy(
+            "coderefine-frugal",
+            "coderefine-lean whose first critique, when signals fail, is made of the signals alone",
+            3,
+            True,
+            True,
+            False,
+            "signals",
             "signals",
         ),
         Strategy("coderefine-r1", "the full loop, one round", 1, True, True, False),
