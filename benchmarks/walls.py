@@ -37,7 +37,7 @@ def spread(values: list[float]) -> float:
     return max(values) - min(values)
 '''
 BUGGY = GOOD.replace("sum(values) / len(values)", "sum(values) / (len(values) + 1)")
-TESTS = '''from pkg.stats import mean, spread
+TESTS = """from pkg.stats import mean, spread
 
 
 def test_mean() -> None:
@@ -46,7 +46,7 @@ def test_mean() -> None:
 
 def test_spread() -> None:
     assert spread([1.0, 4.0]) == 3.0
-'''
+"""
 ISSUE = {
     "title": "mean divides by one too many",
     "severity": "error",
@@ -108,7 +108,11 @@ def fix_wall(runs: int, settings: tuple[str, ...] = ()) -> tuple[float, float]:
             root = _project(Path(scratch), branch_bug=False)
             model = _replay(
                 Path(scratch) / "m.jsonl",
-                [("critic", {"tool_input": REVISE}), ("reviser", {"text": FIX}), ("critic", {"tool_input": PASS})],
+                [
+                    ("critic", {"tool_input": REVISE}),
+                    ("reviser", {"text": FIX}),
+                    ("critic", {"tool_input": PASS}),
+                ],
             )
             argv = [sys.executable, "-m", "coderefine", "fix", "pkg/stats.py", "--model", model, *settings]
             samples.append(_run(argv, root, "stopped"))
