@@ -23,6 +23,7 @@ WINDOW = 30  # lines each side of a focus line outside any definition, or in a v
 LONG_DEFINITION = 250  # a definition longer than this is shown as a window, not whole
 HELPER_LINES = 60  # callers and callees are shown whole only up to this length
 MAX_HELPERS = 8
+MOSTLY = 0.6  # when excerpts would cover more of the file than this, the whole file is sent
 HEADER_LINES = 80  # the module header (docstring, imports) is shown up to this line
 
 Span = tuple[int, int]  # 1-based, inclusive
@@ -66,7 +67,7 @@ def changed_lines(before: str, after: str) -> set[int]:
     """Lines of ``after`` (1-based) that differ from ``before``; a deletion marks the line at its place."""
     old, new = before.splitlines(), after.splitlines()
     lines: set[int] = set()
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    matcher = difflib.SequenceMatcher(None, old, new)
     for op, _i1, _i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             continue
@@ -199,6 +200,8 @@ def view_of(path: str, text: str, focus: Iterable[int], threshold: int) -> FileV
     spans.extend((d.start, d.end) for d in helpers[:MAX_HELPERS])
     spans.append((1, _header_end(module)))
     excerpts = _merge((max(a, 1), min(b, total)) for a, b in spans if min(b, total) >= max(a, 1))
+    if sum(b - a + 1 for a, b in excerpts) > total * MOSTLY:
+        return FileView(path, text)  # a change all over the file: excerpts would cost more than it
     view = FileView(path, text, excerpts)
     hidden = [d for d in definitions if not view.shows(d.start, d.end)]
     outline = "\n".join(f"{d.start}: {d.signature}" for d in hidden)

@@ -126,3 +126,8 @@ def test_a_search_on_unseen_lines_says_what_was_shown(make_repo: RepoFactory) ->
     assert "Only parts of the files were shown" in retry
     assert "def step_80(value: int, scale: int = 4) -> int:" in retry  # the hidden definition, shown now
     assert len(model.history[0].prompt_text()) < len(BUGGY) / 2
+
+
+def test_a_change_all_over_a_large_module_sends_it_whole() -> None:
+    everywhere = MODULE.replace("value * 1", "value * 2")
+    assert views_for({"m.py": everywhere}, {"m.py": MODULE}, (), threshold=400)["m.py"].whole
