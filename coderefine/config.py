@@ -53,6 +53,7 @@ class Settings:
     context_lines: int = 400
     confirm: str = "always"
     first_critique: str = "critic"
+    warm_tests: bool = True
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def describe(self) -> dict[str, object]:

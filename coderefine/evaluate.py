@@ -9,10 +9,11 @@ check's libcst import overlaps them.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import TracebackType
 
 from coderefine.change import Change
@@ -28,6 +29,7 @@ from coderefine.signals.pytest import (
 )
 from coderefine.signals.ruff import RuffSignals
 from coderefine.signals.syntax import check_syntax
+from coderefine.signals.warm import WarmPytest
 from coderefine.workspace import IsolatedTree
 
 _FILE_SOURCES = ("ruff", "format", "syntax")
@@ -87,7 +89,6 @@ class Evaluator:
         self._ruff = RuffSignals(runner, settings.ruff_select, settings.ruff_format)
         python = find_interpreter(change.root, settings.python, environ)
         config = PytestConfig(python, settings.test_command, settings.test_timeout, settings.run_timeout)
-        self._pytest = PytestSignals(runner, config, environ)
         self._trees: dict[str, IsolatedTree] = {}
         self._pool = ThreadPoolExecutor(max_workers=4)
         self._static_baseline: Future[SignalSet] | None = None
@@ -95,6 +96,13 @@ class Evaluator:
         self._speculative: tuple[tuple[str, ...], Future[SignalSet]] | None = None
         self._runs: dict[str, Future[SignalSet]] = {}
         self.tests = self._related_tests() if settings.tests else []
+        # The warm runner starts importing pytest now, while the trees are copied and the signals begin.
+        self._warm = (
+            WarmPytest(python, environ, top_level_names(self._files))
+            if self.tests and settings.warm_tests and hasattr(os, "fork")
+            else None
+        )
+        self._pytest = PytestSignals(runner, config, environ, self._warm)
 
     def _related_tests(self) -> list[str]:
         texts: dict[str, str] = {}
@@ -210,6 +218,8 @@ class Evaluator:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._warm is not None:
+            self._warm.close()
         for tree in self._trees.values():
             tree.close()
 
@@ -228,7 +238,21 @@ class Evaluator:
             kill_all = getattr(self._runner, "kill_all", None)
             if callable(kill_all):
                 kill_all()
+            if self._warm is not None:
+                self._warm.kill_all()
         self.close()
+
+
+def top_level_names(files: Sequence[str]) -> set[str]:
+    """The project's own top-level modules and packages (``src/`` layouts included)."""
+    names = set()
+    for rel in files:
+        parts = PurePosixPath(rel).parts
+        if len(parts) > 1 and parts[0] in ("src", "lib"):
+            parts = parts[1:]
+        if parts:
+            names.add(parts[0].removesuffix(".py"))
+    return names
 
 
 def _test_file(signal: Signal) -> str:

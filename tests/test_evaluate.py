@@ -38,7 +38,7 @@ class CountingRunner(SubprocessRunner):
 def test_the_same_candidate_is_tested_once(make_repo: RepoFactory) -> None:
     change, files = buggy_change(make_repo)
     runner = CountingRunner()
-    with Evaluator(change, Settings(), runner, ENV, files) as evaluator:
+    with Evaluator(change, Settings(warm_tests=False), runner, ENV, files) as evaluator:
         first = evaluator.evaluate({"pkg/mod.py": BUGGY})
         again = evaluator.evaluate({"pkg/mod.py": BUGGY})
         fixed = evaluator.evaluate({"pkg/mod.py": BUGGY.replace("a - b", "a + b")})
@@ -52,7 +52,7 @@ def test_the_same_candidate_is_tested_once(make_repo: RepoFactory) -> None:
 def test_a_speculative_baseline_replaces_the_later_one(make_repo: RepoFactory) -> None:
     change, files = buggy_change(make_repo)
     runner = CountingRunner()
-    with Evaluator(change, Settings(), runner, ENV, files) as evaluator:
+    with Evaluator(change, Settings(warm_tests=False), runner, ENV, files) as evaluator:
         evaluator.start_baseline(tests=True)
         evaluation = evaluator.evaluate({"pkg/mod.py": BUGGY})
     assert [s.code for s in evaluation.comparison.introduced] == ["tests/test_mod.py::test_add"]
