@@ -91,8 +91,8 @@ def _replay(path: Path, entries: list[tuple[str, dict[str, object]]]) -> str:
     return f"replay:{path}"
 
 
-def _run(argv: list[str], cwd: Path, expect: str) -> float:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CODEREFINE_")}
+def _run(argv: list[str], cwd: Path, expect: str, extra: dict[str, str] | None = None) -> float:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CODEREFINE_")} | (extra or {})
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
@@ -100,7 +100,7 @@ def _run(argv: list[str], cwd: Path, expect: str) -> float:
     return seconds
 
 
-def fix_wall(runs: int, settings: tuple[str, ...] = ()) -> tuple[float, float]:
+def fix_wall(runs: int, env: dict[str, str] | None = None) -> tuple[float, float]:
     """Median wall of `coderefine fix pkg/stats.py`, and the peak memory (MiB) of any of the runs."""
     samples = []
     for _ in range(runs):
@@ -114,14 +114,14 @@ def fix_wall(runs: int, settings: tuple[str, ...] = ()) -> tuple[float, float]:
                     ("critic", {"tool_input": PASS}),
                 ],
             )
-            argv = [sys.executable, "-m", "coderefine", "fix", "pkg/stats.py", "--model", model, *settings]
-            samples.append(_run(argv, root, "stopped"))
+            argv = [sys.executable, "-m", "coderefine", "fix", "pkg/stats.py", "--model", model]
+            samples.append(_run(argv, root, "stopped", env))
             assert "len(values)\n" in (root / "pkg/stats.py").read_text()
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return statistics.median(samples), peak
 
 
-def review_wall(runs: int) -> float:
+def review_wall(runs: int, env: dict[str, str] | None = None) -> float:
     """Median wall of `coderefine review --base main` with one verified suggestion."""
     samples = []
     for _ in range(runs):
@@ -131,5 +131,5 @@ def review_wall(runs: int) -> float:
                 Path(scratch) / "m.jsonl", [("critic", {"tool_input": REVISE}), ("reviser", {"text": FIX})]
             )
             argv = [sys.executable, "-m", "coderefine", "review", "--base", "main", "--model", model]
-            samples.append(_run(argv, root, "[verified fix]"))
+            samples.append(_run(argv, root, "[verified fix]", env))
     return statistics.median(samples)

@@ -89,3 +89,11 @@ def test_the_report_plugin_is_found_from_the_request_environment(tmp_path: Path)
     finally:
         warm.close()
     assert done is not None and done.code == 0, done
+
+
+def test_a_project_that_provides_a_preloaded_module_runs_cold(tmp_path: Path) -> None:
+    warm = WarmPytest(sys.executable, ENV, avoid={"pluggy", "pkg"})
+    try:
+        assert not warm.available()  # pytest imports pluggy: the tree's copy must win, so no server
+    finally:
+        warm.close()

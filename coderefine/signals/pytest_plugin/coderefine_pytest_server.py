@@ -43,7 +43,6 @@ def _child(request: dict[str, Any], base_path: list[str], started: int) -> None:
         os.close(started)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         null = os.open(os.devnull, os.O_RDONLY)
         out = os.open(request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         err = os.open(request["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -92,6 +91,13 @@ def main() -> None:
         _preload(avoid)
     except ImportError as exc:
         sys.stdout.write(json.dumps({"error": str(exc)}) + "\n")
+        sys.stdout.flush()
+        return
+    # A preloaded module that the project also has (a project that is pytest, a plugin or one of their
+    # dependencies) would shadow the tree's copy in every child: then the runs must be cold.
+    clash = sorted({name.split(".")[0] for name in sys.modules} & avoid)
+    if clash:
+        sys.stdout.write(json.dumps({"error": f"the project provides {', '.join(clash)}"}) + "\n")
         sys.stdout.flush()
         return
     sys.stdout.write(json.dumps({"ready": True}) + "\n")
