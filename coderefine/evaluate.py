@@ -90,7 +90,7 @@ class Evaluator:
         python = find_interpreter(change.root, settings.python, environ)
         config = PytestConfig(python, settings.test_command, settings.test_timeout, settings.run_timeout)
         self._trees: dict[str, IsolatedTree] = {}
-        self._pool = ThreadPoolExecutor(max_workers=4)
+        self._pool = ThreadPoolExecutor(max_workers=8)
         self._static_baseline: Future[SignalSet] | None = None
         self._baseline_tests: dict[str, tuple[Signal, ...]] = {}
         self._speculative: tuple[tuple[str, ...], Future[SignalSet]] | None = None
@@ -181,8 +181,11 @@ class Evaluator:
 
     def _static(self, texts: dict[str, str]) -> SignalSet:
         ruff = self._pool.submit(self._ruff.collect, self._change.root, texts)
-        syntax = check_syntax(texts)
-        return SignalSet.merge([ruff.result(), syntax])
+        # In a worker, not the caller: the caller is the main thread, where Ctrl-C lands, and an interrupt
+        # that lands inside an import (libcst's, the first time) can be lost with the import lock held,
+        # leaving every later import waiting. The main thread only waits on futures.
+        syntax = self._pool.submit(check_syntax, texts)
+        return SignalSet.merge([ruff.result(), syntax.result()])
 
     def _start_tests(self, which: str, data: Mapping[str, bytes], tests: Sequence[str]) -> Future[SignalSet]:
         if not self._settings.tests:
