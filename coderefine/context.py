@@ -21,8 +21,8 @@ from coderefine.signals.base import Signal
 SURROUND = 6  # lines shown before and after each focused definition
 WINDOW = 30  # lines each side of a focus line outside any definition, or in a very long one
 LONG_DEFINITION = 250  # a definition longer than this is shown as a window, not whole
-HELPER_LINES = 60  # callers and callees are shown whole only up to this length
-MAX_HELPERS = 8
+NEIGHBOUR_LINES = 60  # callers and callees are shown whole only up to this length
+MAX_NEIGHBOURS = 8
 MOSTLY = 0.6  # when excerpts would cover more of the file than this, the whole file is sent
 HEADER_LINES = 80  # the module header (docstring, imports) is shown up to this line
 
@@ -190,14 +190,14 @@ def view_of(path: str, text: str, focus: Iterable[int], threshold: int) -> FileV
             focused[f"{definition.start}"] = definition
             spans.append((definition.start - SURROUND, definition.end + SURROUND))
     names = {d.name for d in focused.values()}
-    helpers = [
+    neighbours = [
         d
         for d in definitions
         if f"{d.start}" not in focused
-        and d.end - d.start < HELPER_LINES
+        and d.end - d.start < NEIGHBOUR_LINES
         and (d.name in {c for f in focused.values() for c in f.calls} or names & d.calls)
     ]
-    spans.extend((d.start, d.end) for d in helpers[:MAX_HELPERS])
+    spans.extend((d.start, d.end) for d in neighbours[:MAX_NEIGHBOURS])
     spans.append((1, _header_end(module)))
     excerpts = _merge((max(a, 1), min(b, total)) for a, b in spans if min(b, total) >= max(a, 1))
     if sum(b - a + 1 for a, b in excerpts) > total * MOSTLY:

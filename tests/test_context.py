@@ -55,13 +55,13 @@ def test_threshold_zero_always_shows_whole_files() -> None:
 
 def test_callees_in_the_module_are_shown_whole() -> None:
     text = MODULE.replace(
-        "    return value + 1\n\n\ndef step_51(", "    return helper(value)\n\n\ndef step_51(", 1
+        "    return value + 1\n\n\ndef step_51(", "    return scaled(value)\n\n\ndef step_51(", 1
     )
-    text += "\n\ndef helper(value: int) -> int:\n    return value + 1\n"
+    text += "\n\ndef scaled(value: int) -> int:\n    return value + 1\n"
     view = views_for({"m.py": text}, {"m.py": MODULE}, (), threshold=400)["m.py"]
-    start = text.splitlines().index("def helper(value: int) -> int:") + 1
+    start = text.splitlines().index("def scaled(value: int) -> int:") + 1
     assert view.shows(start, start + 1)
-    assert "helper" not in view.outline
+    assert "scaled" not in view.outline
 
 
 def test_failing_tests_point_at_lines_through_their_traceback() -> None:
