@@ -50,6 +50,10 @@ class Settings:
     hook_timeout: float = 600.0
     jobs: int = 4
     cache_max_entries: int = 2_000
+    context_lines: int = 400
+    confirm: str = "always"
+    first_critique: str = "critic"
+    warm_tests: bool = True
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def describe(self) -> dict[str, object]:
@@ -61,6 +65,8 @@ class Settings:
 _CHOICES: dict[str, tuple[str, ...]] = {
     "fail_on": ("error", "warning", "info", "never"),
     "hook_mode": ("fix", "check", "signals"),
+    "confirm": ("always", "signals"),
+    "first_critique": ("critic", "signals"),
 }
 _MINIMUMS: dict[str, float] = {
     "rounds": 1,
@@ -75,6 +81,7 @@ _MINIMUMS: dict[str, float] = {
     "hook_timeout": 0,
     "jobs": 1,
     "cache_max_entries": 10,
+    "context_lines": 0,
 }
 
 

@@ -8,10 +8,12 @@ check's libcst import overlaps them.
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import TracebackType
 
 from coderefine.change import Change
@@ -30,6 +32,7 @@ from coderefine.signals.pytest import PytestConfig, PytestSignals, find_interpre
 from coderefine.signals.related import TestSelection, is_package_init, is_test_file, select_tests
 from coderefine.signals.ruff import RuffSignals
 from coderefine.signals.syntax import check_syntax
+from coderefine.signals.warm import WarmPytest
 from coderefine.workspace import IsolatedTree
 
 _FILE_SOURCES = ("ruff", "format", "syntax")
@@ -99,13 +102,21 @@ class Evaluator:
         self._ruff = RuffSignals(runner, settings.ruff_select, settings.ruff_format)
         python = find_interpreter(change.root, settings.python, environ)
         config = PytestConfig(python, settings.test_command, settings.test_timeout, settings.run_timeout)
-        self._pytest = PytestSignals(runner, config, environ)
         self._trees: dict[str, IsolatedTree] = {}
-        self._pool = ThreadPoolExecutor(max_workers=4)
+        self._pool = ThreadPoolExecutor(max_workers=8)
         self._static_baseline: Future[SignalSet] | None = None
         self._baseline_tests: dict[str, tuple[Signal, ...]] = {}
         self.selection = self._select_tests() if settings.tests else TestSelection((), "none")
         self.tests = list(self.selection.files)
+        self._speculative: tuple[tuple[str, ...], Future[SignalSet]] | None = None
+        self._runs: dict[str, Future[SignalSet]] = {}
+        # The warm runner starts importing pytest now, while the trees are copied and the signals begin.
+        self._warm = (
+            WarmPytest(python, environ, top_level_names(self._files))
+            if self.tests and settings.warm_tests and hasattr(os, "fork")
+            else None
+        )
+        self._pytest = PytestSignals(runner, config, environ, self._warm)
 
     def _select_tests(self) -> TestSelection:
         texts: dict[str, str] = {}
@@ -127,11 +138,23 @@ class Evaluator:
         """The files under review before the change (new files are absent)."""
         return {f.path: (f.before or f.after).text for f in self._change.files if f.kind != "added"}
 
-    def start_baseline(self) -> None:
-        """Begin the baseline's file signals (ruff, syntax) in the background; idempotent and cheap."""
+    def _baseline_data(self) -> dict[str, bytes]:
+        return {f.path: (f.before or f.after).encode() for f in self._change.files if f.kind != "added"}
+
+    def start_baseline(self, tests: bool = False) -> None:
+        """Begin the baseline's file signals (ruff, syntax) in the background; idempotent and cheap.
+
+        With ``tests``, also run the baseline's related tests now, alongside the first candidate's, rather
+        than after it and only if it fails: on two cores this halves the wall of a change whose tests
+        fail (the review of a branch), at the price of a run that a passing change did not need."""
         if self._static_baseline is None and self._modified():
             texts = self.baseline_texts()
             self._static_baseline = self._pool.submit(self._static, texts)
+        if tests and self._modified() and self.tests and not self._speculative:
+            self._speculative = (
+                tuple(self.tests),
+                self._start_tests("baseline", self._baseline_data(), self.tests),
+            )
 
     def _baseline_for(self, current: SignalSet) -> SignalSet:
         """The baseline signals that ``current`` must be compared with.
@@ -144,16 +167,23 @@ class Evaluator:
         self.start_baseline()
         assert self._static_baseline is not None
         failing_files = sorted({_test_file(s) for s in current.signals if s.source == "pytest"})
+        if self._speculative:
+            ran, future = self._speculative
+            self._speculative = None
+            result = future.result()
+            # A run that timed out or could not start is not trusted; the failing files run again.
+            if all(s.state == "ok" for s in result.statuses if s.source == "pytest"):
+                self._remember(ran, result)
         missing = [f for f in failing_files if f not in self._baseline_tests]
         if missing:
-            data = {f.path: (f.before or f.after).encode() for f in self._change.files if f.kind != "added"}
-            result = self._start_tests("baseline", data, missing).result()
-            for test_file in missing:
-                self._baseline_tests[test_file] = tuple(
-                    s for s in result.signals if _test_file(s) == test_file
-                )
+            self._remember(missing, self._start_tests("baseline", self._baseline_data(), missing).result())
         tests = tuple(s for f in failing_files for s in self._baseline_tests.get(f, ()))
         return SignalSet.merge([self._static_baseline.result(), SignalSet(tests)])
+
+    def _remember(self, test_files: Sequence[str], result: SignalSet) -> None:
+        """Keep the baseline's signals per test file: the baseline never changes within a run."""
+        for test_file in test_files:
+            self._baseline_tests[test_file] = tuple(s for s in result.signals if _test_file(s) == test_file)
 
     def evaluate(self, texts: Mapping[str, str]) -> Evaluation:
         """Signals of the files under review with ``texts`` (path -> text) in place."""
@@ -169,8 +199,11 @@ class Evaluator:
 
     def _static(self, texts: dict[str, str]) -> SignalSet:
         ruff = self._pool.submit(self._ruff.collect, self._change.root, texts)
-        syntax = check_syntax(texts)
-        return SignalSet.merge([ruff.result(), syntax])
+        # In a worker, not the caller: the caller is the main thread, where Ctrl-C lands, and an interrupt
+        # that lands inside an import (libcst's, the first time) can be lost with the import lock held,
+        # leaving every later import waiting. The main thread only waits on futures.
+        syntax = self._pool.submit(check_syntax, texts)
+        return SignalSet.merge([ruff.result(), syntax.result()])
 
     def _start_tests(self, which: str, data: Mapping[str, bytes], tests: Sequence[str]) -> Future[SignalSet]:
         if not self._settings.tests:
@@ -179,6 +212,13 @@ class Evaluator:
             why = self.selection.describe() or "no tests related to the change"
             skipped = SignalSet((), (SourceStatus("pytest", "skipped", why),))
         else:
+            # The rest of each tree never changes within a run: the same files under review and the same
+            # tests give the same result, so such a run is never started twice.
+            key = hashlib.sha256(
+                repr((which, sorted(data.items()), sorted(tests))).encode("utf-8", "surrogateescape")
+            ).hexdigest()
+            if key in self._runs:
+                return self._runs[key]
             tree = self._trees.get(which)
             if tree is None:
                 added = (
@@ -193,8 +233,11 @@ class Evaluator:
             else:
                 tree.write_all(data)
             if which == "candidate" and self.selection.describe():
-                return self._pool.submit(self._labelled, tree.path, list(tests))
-            return self._pool.submit(self._pytest.collect, tree.path, list(tests))
+                run = self._pool.submit(self._labelled, tree.path, list(tests))
+            else:
+                run = self._pool.submit(self._pytest.collect, tree.path, list(tests))
+            self._runs[key] = run
+            return run
         done: Future[SignalSet] = Future()
         done.set_result(skipped)
         return done
@@ -213,6 +256,8 @@ class Evaluator:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._warm is not None:
+            self._warm.close()
         for tree in self._trees.values():
             tree.close()
 
@@ -231,7 +276,21 @@ class Evaluator:
             kill_all = getattr(self._runner, "kill_all", None)
             if callable(kill_all):
                 kill_all()
+            if self._warm is not None:
+                self._warm.kill_all()
         self.close()
+
+
+def top_level_names(files: Sequence[str]) -> set[str]:
+    """The project's own top-level modules and packages (``src/`` layouts included)."""
+    names = set()
+    for rel in files:
+        parts = PurePosixPath(rel).parts
+        if len(parts) > 1 and parts[0] in ("src", "lib"):
+            parts = parts[1:]
+        if parts:
+            names.add(parts[0].removesuffix(".py"))
+    return names
 
 
 def _test_file(signal: Signal) -> str:

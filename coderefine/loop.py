@@ -16,14 +16,16 @@ from typing import Literal, Protocol
 
 from coderefine.change import Change
 from coderefine.config import Settings
+from coderefine.context import FileView, named_spans, unseen_note, views_for
 from coderefine.critique import Critique, CritiqueError, Issue, parse_critique
 from coderefine.edits import EditError, apply_edits, parse_edit_blocks
 from coderefine.errors import BudgetExceededError, TimeLimitError
 from coderefine.evaluate import Evaluation
 from coderefine.gate import run_gate
 from coderefine.models.base import Block, Message, Model, ModelReply, ModelRequest, Role, Usage
+from coderefine.policy import confirmed_by_signals
 from coderefine.prices import cost_of
-from coderefine.prompting import PromptBuilder
+from coderefine.prompting import PromptBuilder, excerpt
 from coderefine.redact import Redactor
 from coderefine.signals.base import SEVERITY_RANK, Comparison
 from coderefine.symbols import changed_symbols
@@ -195,6 +197,13 @@ class Session:
         self.redactor = Redactor()
         self.original = {f.path: f.after.text for f in change.files}
         self.before = {f.path: f.before.text for f in change.files if f.before is not None}
+        self.shown: dict[str, FileView] = {}
+
+    def views(self, texts: Mapping[str, str], comparison: Comparison) -> dict[str, FileView]:
+        """What the next requests show of each file (whole when small; see ``context``). The critic
+        and the reviser of a round get the same views, so they share one cached prefix."""
+        self.shown = views_for(texts, self.before, comparison.introduced, self.settings.context_lines)
+        return self.shown
 
     def call(self, request: ModelRequest, round_number: int) -> ModelReply:
         """One model call: within the budget, with secrets redacted out and restored in the answer."""
@@ -217,7 +226,12 @@ class Session:
         diff = _diff(self.before, texts)
         changed = sorted({n for p, t in texts.items() for n in changed_symbols(self.before.get(p, ""), t)})
         request = self.prompts.critic(
-            texts, intent=self.intent, diff=diff, changed=changed, comparison=current.comparison
+            texts,
+            intent=self.intent,
+            diff=diff,
+            changed=changed,
+            comparison=current.comparison,
+            views=self.views(texts, current.comparison),
         )
         reply = self.call(request, round_number)
         try:
@@ -250,11 +264,19 @@ class Session:
             blocks = parse_edit_blocks(reply, default_path=default)
             changed = apply_edits(texts, blocks, self.allowed)
         except EditError as exc:
-            raise RejectedEdit("edit-failed", exc.feedback()) from exc
+            raise RejectedEdit("edit-failed", exc.feedback() + self._unseen(reply)) from exc
         gate = run_gate(changed, texts, root=self.change.root, allowed=self.allowed)
         if not gate.ok:
             raise RejectedEdit("gate-failed", "The edited code does not pass the gate:\n" + gate.feedback())
         return {**texts, **changed}, gate.changed
+
+    def _unseen(self, reply: str) -> str:
+        """For a file shown in part: say so, and show the hidden definitions the reply tried to edit."""
+        note = unseen_note(self.shown)
+        if not note:
+            return ""
+        spans = [excerpt(v, span) for v in self.shown.values() for span in named_spans(v, reply)]
+        return "\n\n" + note + ("\n\n" + "\n\n".join(spans) if spans else "")
 
 
 class RejectedEdit(Exception):
@@ -344,13 +366,21 @@ def refine(
 
     worse: Critique | None = None
     for number in range(1, (settings.rounds if max_rounds is None else max_rounds) + 1):
+        # first-critique = "signals": when the tools already name what is wrong, the first round's
+        # critique is made of those signals, and the critic's first call is saved.
+        from_signals = not use_critic or (
+            number == 1
+            and settings.first_critique == "signals"
+            and blocking(current.comparison, settings.fail_on) > 0
+            and not current.comparison.missing()
+        )
         try:
             if worse is not None:
                 critique, worse = worse, None
-            elif use_critic:
-                critique = run.critique(texts, current, number)
-            else:
+            elif from_signals:
                 critique = signal_critique(current.comparison)
+            else:
+                critique = run.critique(texts, current, number)
         except BudgetExceededError as exc:
             stop = _budget_reason(exc)
             rounds.append(RoundRecord(number, None, stop, current.comparison, note=str(exc)))
@@ -369,7 +399,11 @@ def refine(
             break
         try:
             request = run.prompts.reviser(
-                texts, intent=run.intent, critique=critique, comparison=current.comparison
+                texts,
+                intent=run.intent,
+                critique=critique,
+                comparison=current.comparison,
+                views=run.views(texts, current.comparison),
             )
             candidate, changed = run.edit(request, texts, number)
         except BudgetExceededError as exc:
@@ -421,10 +455,19 @@ def refine(
                 continue
             stop = "no-progress"
             break
+        resolved = settings.confirm == "signals" and confirmed_by_signals(
+            critique, current.comparison, evaluation.comparison, texts, settings.fail_on
+        )
+        note = "the signals behind every issue are resolved: no confirming critique" if resolved else ""
         rounds.append(
-            RoundRecord(number, critique, "accepted", current.comparison, evaluation.comparison, changed)
+            RoundRecord(
+                number, critique, "accepted", current.comparison, evaluation.comparison, changed, note
+            )
         )
         texts, current = candidate, evaluation
+        if resolved:
+            stop = "passed"
+            break
     return _result(run, texts, initial, current, rounds, stop, drafted, last_critique)
 
 

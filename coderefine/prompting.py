@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
+from coderefine.context import FileView, Span, view_of
 from coderefine.critique import CRITIQUE_TOOL, Critique
 from coderefine.models.base import Block, Message, ModelRequest
 from coderefine.signals.base import Comparison, Signal
@@ -73,11 +74,43 @@ def signals_section(comparison: Comparison) -> str:
     )
 
 
-def code_block(files: Mapping[str, str]) -> Block:
+def excerpt(view: FileView, span: Span) -> str:
+    return fence("code", view.excerpt_text(span), f"path={view.path} lines={span[0]}-{span[1]}")
+
+
+def code_block(files: Mapping[str, str], views: Mapping[str, FileView] | None = None) -> Block:
     parts = ["The files under review, as they are now:"]
     for path, text in files.items():
-        parts.append(f"{path}:\n" + fence("code", text, f"path={path}"))
+        view = (views or {}).get(path)
+        if view is None or view.whole:
+            parts.append(f"{path}:\n" + fence("code", text, f"path={path}"))
+            continue
+        lines = text.count("\n")
+        parts.append(
+            f"{path} has {lines} lines, so only the parts this change touches are shown, verbatim, each "
+            "labelled with its line numbers; a SEARCH must copy lines from these parts."
+        )
+        parts.extend(excerpt(view, span) for span in view.excerpts)
+        if view.outline:
+            parts.append(
+                f"The other definitions of {path} (line: signature), not shown:\n"
+                + fence("outline", view.outline, f"path={path}")
+            )
     return Block("\n\n".join(parts), cache=True)
+
+
+def issue_excerpts(views: Mapping[str, FileView], critique: Critique) -> str:
+    """Excerpts of the lines the critique refers to that the views leave out, for the reviser."""
+    parts: list[str] = []
+    for issue in critique.issues:
+        view = views.get(issue.path)
+        if view is None or view.whole or view.shows(issue.line, issue.end_line or issue.line):
+            continue
+        wider = view_of(view.path, view.text, range(issue.line, (issue.end_line or issue.line) + 1), 1)
+        parts.extend(excerpt(view, s) for s in wider.excerpts if not view.shows(*s))
+    if not parts:
+        return ""
+    return "Lines the critique refers to that are not shown above:\n\n" + "\n\n".join(dict.fromkeys(parts))
 
 
 class PromptBuilder:
@@ -86,18 +119,23 @@ class PromptBuilder:
     def __init__(self, max_tokens: int) -> None:
         self._max_tokens = max_tokens
 
-    def _system(self, files: Mapping[str, str]) -> tuple[Block, ...]:
+    def _system(self, files: Mapping[str, str], views: Mapping[str, FileView] | None) -> tuple[Block, ...]:
         return (
             Block(prompt_text("system").replace("{protocol_version}", PROTOCOL_VERSION)),
-            code_block(files),
+            code_block(files, views),
         )
 
     def _request(
-        self, role: str, files: Mapping[str, str], parts: Sequence[str], force: bool
+        self,
+        role: str,
+        files: Mapping[str, str],
+        parts: Sequence[str],
+        force: bool,
+        views: Mapping[str, FileView] | None = None,
     ) -> ModelRequest:
         return ModelRequest(
             role=role,  # type: ignore[arg-type]
-            system=self._system(files),
+            system=self._system(files, views),
             messages=(Message.user("\n\n".join(parts)),),
             max_tokens=self._max_tokens,
             tool=CRITIQUE_TOOL,
@@ -112,11 +150,12 @@ class PromptBuilder:
         diff: str,
         changed: Sequence[str],
         comparison: Comparison,
+        views: Mapping[str, FileView] | None = None,
     ) -> ModelRequest:
         scope = (
             "The change, as a unified diff against the code before it:\n" + fence("diff", diff)
             if diff.strip()
-            else "There is no diff: the whole files above are under review."
+            else "There is no diff: the files above are under review as they are."
         )
         parts = [
             "ROLE: CRITIC. Call `report_critique` with your review of this change.",
@@ -126,10 +165,16 @@ class PromptBuilder:
         if changed:
             parts.append("Functions and classes the change touches: " + ", ".join(changed))
         parts.append(signals_section(comparison))
-        return self._request("critic", files, parts, force=True)
+        return self._request("critic", files, parts, force=True, views=views)
 
     def reviser(
-        self, files: Mapping[str, str], *, intent: str, critique: Critique, comparison: Comparison
+        self,
+        files: Mapping[str, str],
+        *,
+        intent: str,
+        critique: Critique,
+        comparison: Comparison,
+        views: Mapping[str, FileView] | None = None,
     ) -> ModelRequest:
         parts = [
             "ROLE: REVISER. Answer with edit blocks that address this critique.",
@@ -138,7 +183,10 @@ class PromptBuilder:
             signals_section(comparison),
             "Files you may edit: " + ", ".join(files),
         ]
-        return self._request("reviser", files, parts, force=False)
+        extra = issue_excerpts(views or {}, critique)
+        if extra:
+            parts.insert(3, extra)
+        return self._request("reviser", files, parts, force=False, views=views)
 
     def author(self, files: Mapping[str, str], *, intent: str) -> ModelRequest:
         parts = [

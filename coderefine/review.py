@@ -162,7 +162,9 @@ def run_review(
     with Evaluator(
         change, settings, runner, environ, project_files, populate_tree=populate_tree
     ) as evaluator:
-        evaluator.start_baseline()
+        # The merge base's tests run alongside the head's: a review exists to find failures, and when the
+        # head fails a test, the base's result is then already there.
+        evaluator.start_baseline(tests=True)
         initial = evaluator.evaluate(head_texts)
         findings.extend(from_signal(s, head_texts) for s in initial.comparison.introduced)
         signalled = {s.path for s in initial.comparison.introduced}
@@ -228,7 +230,11 @@ def _verify(
     """Ask the reviser for a fix of ``issue`` alone; keep it only if it is gated and shown better."""
     focused = Critique("revise", critique.summary, (issue,))
     request = session.prompts.reviser(
-        {path: head_text}, intent=intent, critique=focused, comparison=current.comparison
+        {path: head_text},
+        intent=intent,
+        critique=focused,
+        comparison=current.comparison,
+        views=session.views({path: head_text}, current.comparison),
     )
     try:
         candidate, _ = session.edit(request, {path: head_text}, 1)

@@ -82,12 +82,13 @@ def run_hook(
 def test_signals_mode_then_a_cache_hit_runs_nothing(make_repo: RepoFactory) -> None:
     root = staged_bug(make_repo)
     runner = CountingRunner()
-    first = run_hook(root, "signals", runner=runner)
+    cold = Settings(warm_tests=False)  # every test run then goes through the counting runner
+    first = run_hook(root, "signals", runner=runner, settings=cold)
     assert first.exit_code == 1
     assert "tests/test_mod.py::test_add" in first.render()
     runs = runner.pytest_runs
     assert runs >= 1
-    second = run_hook(root, "signals", runner=runner)
+    second = run_hook(root, "signals", runner=runner, settings=cold)
     assert second.verdicts[0].cached and second.exit_code == 1
     assert runner.pytest_runs == runs
 

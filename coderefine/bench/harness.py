@@ -144,6 +144,8 @@ def run_task(
             ruff_format=False,
             fail_on="error",
             python=task.python or settings.python,
+            confirm=strategy.confirm,
+            first_critique=strategy.first,
         )
         error = ""
         try:

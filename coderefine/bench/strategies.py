@@ -17,6 +17,8 @@ class Strategy:
     draft: bool  # the author repairs first
     retry_worse: bool = False  # a candidate that made a signal worse is retried, not the end
     model: str = ""  # a model of its own (``coderefine@MODEL``); else the run's model
+    confirm: str = "always"  # the loop's ``confirm`` setting: "signals" may skip the confirming critique
+    first: str = "critic"  # the loop's ``first-critique`` setting: "signals" skips the first critic call
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -42,6 +44,25 @@ STRATEGIES: dict[str, Strategy] = {
             True,
             False,
             retry_worse=True,
+        ),
+        Strategy(
+            "coderefine-lean",
+            "the full loop, no confirming critique when the signals behind every issue are resolved",
+            3,
+            True,
+            True,
+            False,
+            confirm="signals",
+        ),
+        Strategy(
+            "coderefine-frugal",
+            "coderefine-lean whose first critique, when signals fail, is made of the signals alone",
+            3,
+            True,
+            True,
+            False,
+            confirm="signals",
+            first="signals",
         ),
         Strategy("coderefine-r1", "the full loop, one round", 1, True, True, False),
         Strategy("coderefine-r2", "the full loop, two rounds", 2, True, True, False),

@@ -14,7 +14,7 @@ from coderefine.report.text import signal_line, status_line
 from coderefine.signals.base import Comparison
 
 _STOPS = {
-    "passed": "the critic passed the change and the signals are clean",
+    "passed": "the critic passed the change, or the signals behind all its issues are resolved",
     "no-progress": "a round made no progress",
     "repeated": "a revision repeated an earlier version",
     "rounds": "the round limit was reached",

@@ -19,6 +19,7 @@ from coderefine.errors import ToolMissingError, ToolTimeoutError
 from coderefine.runner import Runner
 from coderefine.signals.base import Signal, SignalSet, SourceStatus
 from coderefine.signals.related import imported_modules, is_test_file, module_name, related_tests
+from coderefine.signals.warm import WarmPytest
 
 # Kept importable from here, where they used to live.
 __all__ = ["PytestConfig", "PytestSignals", "find_interpreter", "imported_modules", "is_test_file"]
@@ -26,6 +27,7 @@ __all__ += ["module_name", "related_tests"]
 
 PLUGIN_DIR = Path(__file__).parent / "pytest_plugin"
 PLUGIN = "coderefine_pytest_report"
+DEFAULT_COMMAND = ("{python}", "-m", "pytest")
 
 
 def find_interpreter(root: Path, configured: str, environ: Mapping[str, str]) -> str:
@@ -58,10 +60,18 @@ class PytestConfig:
 class PytestSignals:
     """Runs the related tests of a tree and turns failures into signals."""
 
-    def __init__(self, runner: Runner, config: PytestConfig, environ: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        runner: Runner,
+        config: PytestConfig,
+        environ: Mapping[str, str],
+        warm: WarmPytest | None = None,
+    ) -> None:
+        """``warm``: a warm runner to fork runs from, used when the test command is the default one."""
         self._runner = runner
         self._config = config
         self._environ = dict(environ)
+        self._warm = warm if tuple(config.command) == DEFAULT_COMMAND else None
 
     def collect(self, tree: Path, tests: Sequence[str]) -> SignalSet:
         if not tests:
@@ -72,7 +82,11 @@ class PytestSignals:
             argv += ["-p", PLUGIN, "-p", "no:cacheprovider", "-q", "--tb=short", "-rN", *tests]
             env = self._env(tree, report)
             try:
-                done = self._runner.run(argv, cwd=tree, timeout=self._config.run_timeout, env=env)
+                done = None
+                if self._warm is not None:
+                    done = self._warm.run(argv[3:], cwd=tree, timeout=self._config.run_timeout, env=env)
+                if done is None:
+                    done = self._runner.run(argv, cwd=tree, timeout=self._config.run_timeout, env=env)
             except ToolMissingError:
                 note = f"cannot start {argv[0]}; set 'python' or 'test-command' in [tool.coderefine]"
                 return SignalSet((), (SourceStatus("pytest", "unavailable", note),))

@@ -1,0 +1,256 @@
+"""What of each file a request shows: whole files when they are small; for a large module, the parts the
+change touches and a map of the rest, so that tokens per call grow with the change, not with the file.
+
+The parts of a large module are: the definitions that hold a changed line, a signal or a line of a failing
+test's traceback (whole, with a few surrounding lines); the module's other functions that those call
+(callees) or that call them (callers), when short; and the module's header (its imports). Everything else
+appears in an outline of signatures with their line numbers. Excerpts are verbatim lines, so an edit block
+copied from them applies exactly to the whole file.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from coderefine.signals.base import Signal
+
+SURROUND = 6  # lines shown before and after each focused definition
+WINDOW = 30  # lines each side of a focus line outside any definition, or in a very long one
+LONG_DEFINITION = 250  # a definition longer than this is shown as a window, not whole
+NEIGHBOUR_LINES = 60  # callers and callees are shown whole only up to this length
+MAX_NEIGHBOURS = 8
+MOSTLY = 0.6  # when excerpts would cover more of the file than this, the whole file is sent
+HEADER_LINES = 80  # the module header (docstring, imports) is shown up to this line
+
+Span = tuple[int, int]  # 1-based, inclusive
+
+
+@dataclass(frozen=True)
+class FileView:
+    """One file as a request shows it: whole (no excerpts), or excerpts and an outline of the rest."""
+
+    path: str
+    text: str
+    excerpts: tuple[Span, ...] = ()
+    outline: str = ""
+
+    @property
+    def whole(self) -> bool:
+        return not self.excerpts
+
+    def shows(self, start: int, end: int) -> bool:
+        return self.whole or any(a <= start and end <= b for a, b in self.excerpts)
+
+    def excerpt_text(self, span: Span) -> str:
+        lines = self.text.splitlines(keepends=True)
+        return "".join(lines[span[0] - 1 : span[1]])
+
+    def describe(self) -> str:
+        return ", ".join(f"{a}-{b}" for a, b in self.excerpts)
+
+
+@dataclass(frozen=True)
+class _Definition:
+    name: str
+    start: int  # its first decorator
+    end: int
+    depth: int
+    signature: str
+    calls: frozenset[str]
+
+
+def changed_lines(before: str, after: str) -> set[int]:
+    """Lines of ``after`` (1-based) that differ from ``before``; a deletion marks the line at its place."""
+    old, new = before.splitlines(), after.splitlines()
+    lines: set[int] = set()
+    matcher = difflib.SequenceMatcher(None, old, new)
+    for op, _i1, _i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        if j2 > j1:
+            lines.update(range(j1 + 1, j2 + 1))
+        else:
+            lines.add(min(j1 + 1, max(len(new), 1)))
+    return lines
+
+
+def signal_lines(path: str, signals: Iterable[Signal]) -> set[int]:
+    """Lines of ``path`` that signals point at, including the frames of failing tests' tracebacks."""
+    frame = re.compile(rf"(?:^|[\s\"'/]){re.escape(path)}\"?(?::|, line )(\d+)")
+    lines: set[int] = set()
+    for signal in signals:
+        if signal.path == path:
+            lines.update(range(signal.line, max(signal.end_line, signal.line) + 1))
+        if signal.source == "pytest":
+            lines.update(int(m.group(1)) for m in frame.finditer(signal.detail))
+    return {n for n in lines if n > 0}
+
+
+def _definitions(tree: ast.Module) -> list[_Definition]:
+    found: list[_Definition] = []
+
+    def walk(node: ast.AST, depth: int, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                calls = frozenset(
+                    c.func.id if isinstance(c.func, ast.Name) else c.func.attr
+                    for c in ast.walk(child)
+                    if isinstance(c, ast.Call) and isinstance(c.func, ast.Name | ast.Attribute)
+                )
+                found.append(
+                    _Definition(
+                        child.name,
+                        start,
+                        child.end_lineno or child.lineno,
+                        depth,
+                        prefix + _signature(child),
+                        calls,
+                    )
+                )
+                walk(child, depth + 1, prefix + "    ")
+            else:
+                walk(child, depth, prefix)
+
+    walk(tree, 0, "")
+    return found
+
+
+def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
+    if isinstance(node, ast.ClassDef):
+        bases = ", ".join(ast.unparse(b) for b in node.bases)
+        return f"class {node.name}" + (f"({bases})" if bases else "")
+    args = node.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if args.vararg:
+        names.append("*" + args.vararg.arg)
+    elif args.kwonlyargs:
+        names.append("*")
+    names += [a.arg for a in args.kwonlyargs]
+    if args.kwarg:
+        names.append("**" + args.kwarg.arg)
+    keyword = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+    return f"{keyword} {node.name}({', '.join(names)})"
+
+
+def _merge(spans: Iterable[Span]) -> tuple[Span, ...]:
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return tuple((a, b) for a, b in merged)
+
+
+def _innermost(definitions: Sequence[_Definition], line: int) -> _Definition | None:
+    holding = [d for d in definitions if d.start <= line <= d.end]
+    # A method's class can be long: the method is the unit; a class is shown whole only when short.
+    functions = [d for d in holding if not d.signature.lstrip().startswith("class ")]
+    chosen = functions or [d for d in holding if d.end - d.start < LONG_DEFINITION]
+    return max(chosen, key=lambda d: d.depth) if chosen else None
+
+
+def _header_end(module: ast.Module) -> int:
+    """The last line of the module's docstring and imports before its first definition (the imports
+    tell the reviser which names it may use), at most ``HEADER_LINES``."""
+    end = 0
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            break
+        docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        if docstring or isinstance(node, ast.Import | ast.ImportFrom):
+            end = node.end_lineno or node.lineno
+    return min(end, HEADER_LINES)
+
+
+def view_of(path: str, text: str, focus: Iterable[int], threshold: int) -> FileView:
+    """``text`` whole when it has at most ``threshold`` lines (0: always whole) or nothing to focus
+    on; else the focused excerpts and an outline of the definitions they leave out."""
+    total = text.count("\n") + (0 if text.endswith("\n") else 1)
+    wanted = sorted(n for n in set(focus) if 1 <= n <= total)
+    if threshold <= 0 or total <= threshold or not wanted:
+        return FileView(path, text)
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError):
+        module = ast.Module(body=[], type_ignores=[])
+    definitions = _definitions(module)
+    spans: list[Span] = []
+    focused: dict[str, _Definition] = {}
+    for line in wanted:
+        definition = _innermost(definitions, line)
+        if definition is None or definition.end - definition.start >= LONG_DEFINITION:
+            spans.append((line - WINDOW, line + WINDOW))
+        else:
+            focused[f"{definition.start}"] = definition
+            spans.append((definition.start - SURROUND, definition.end + SURROUND))
+    names = {d.name for d in focused.values()}
+    neighbours = [
+        d
+        for d in definitions
+        if f"{d.start}" not in focused
+        and d.end - d.start < NEIGHBOUR_LINES
+        and (d.name in {c for f in focused.values() for c in f.calls} or names & d.calls)
+    ]
+    spans.extend((d.start, d.end) for d in neighbours[:MAX_NEIGHBOURS])
+    spans.append((1, _header_end(module)))
+    excerpts = _merge((max(a, 1), min(b, total)) for a, b in spans if min(b, total) >= max(a, 1))
+    if sum(b - a + 1 for a, b in excerpts) > total * MOSTLY:
+        return FileView(path, text)  # a change all over the file: excerpts would cost more than it
+    view = FileView(path, text, excerpts)
+    hidden = [d for d in definitions if not view.shows(d.start, d.end)]
+    outline = "\n".join(f"{d.start}: {d.signature}" for d in hidden)
+    return FileView(path, text, excerpts, outline)
+
+
+def views_for(
+    texts: Mapping[str, str],
+    before: Mapping[str, str],
+    signals: Iterable[Signal],
+    threshold: int,
+    extra: Mapping[str, Iterable[int]] | None = None,
+) -> dict[str, FileView]:
+    """A view of each file, focused on its changed lines, the lines signals point at, and ``extra``."""
+    chosen = tuple(signals)
+    views: dict[str, FileView] = {}
+    for path, text in texts.items():
+        focus = signal_lines(path, chosen) | set((extra or {}).get(path, ()))
+        if path in before:
+            focus |= changed_lines(before[path], text)
+        views[path] = view_of(path, text, focus, threshold)
+    return views
+
+
+def unseen_note(views: Mapping[str, FileView]) -> str:
+    """What an edit-error message adds when a file was shown only in part."""
+    partial = [v for v in views.values() if not v.whole]
+    if not partial:
+        return ""
+    shown = "; ".join(f"{v.path}: lines {v.describe()}" for v in partial)
+    return (
+        f"Only parts of the files were shown to you ({shown}). A SEARCH must copy lines from those "
+        "parts exactly, or from the excerpts added to this message."
+    )
+
+
+def named_spans(view: FileView, reply: str) -> list[Span]:
+    """The spans of definitions that ``reply`` names (``def name``/``class name``) but ``view`` hides:
+    what a reviser that tried to edit an unseen definition needs to see."""
+    if view.whole:
+        return []
+    try:
+        definitions = _definitions(ast.parse(view.text))
+    except (SyntaxError, ValueError):
+        return []
+    return [
+        (d.start, d.end)
+        for d in definitions
+        if not view.shows(d.start, d.end)
+        and d.end - d.start < LONG_DEFINITION
+        and re.search(rf"\b(?:def|class)\s+{re.escape(d.name)}\b", reply)
+    ]

@@ -1,0 +1,99 @@
+"""The warm test runner: the same results as a cold run, fresh imports per run, timeouts and crashes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from coderefine.config import Settings
+from coderefine.errors import ToolTimeoutError
+from coderefine.evaluate import Evaluator
+from coderefine.runner import SubprocessRunner
+from coderefine.signals.pytest import PLUGIN_DIR, PytestConfig, PytestSignals
+from coderefine.signals.warm import WarmPytest
+from tests.conftest import RepoFactory
+from tests.test_loop import BUGGY, buggy_change
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the warm runner needs fork()")
+ENV = {"PATH": "/usr/bin:/bin"}
+
+
+def project(tmp_path: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return tmp_path
+
+
+def test_warm_and_cold_evaluations_agree_and_see_each_candidate(make_repo: RepoFactory) -> None:
+    change, files = buggy_change(make_repo)
+    results = []
+    for warm in (True, False):
+        with Evaluator(change, Settings(warm_tests=warm), SubprocessRunner(), ENV, files) as evaluator:
+            buggy = evaluator.evaluate({"pkg/mod.py": BUGGY})
+            # The module changed between runs: a child imports it fresh, never a cached copy.
+            fixed = evaluator.evaluate({"pkg/mod.py": BUGGY.replace("a - b", "a + b")})
+            results.append((buggy.comparison, fixed.comparison))
+    assert results[0] == results[1]
+    assert [s.code for s in results[0][0].introduced] == ["tests/test_mod.py::test_add"]
+    assert results[0][1].clean
+
+
+def test_a_run_that_passes_its_limit_is_stopped(tmp_path: Path) -> None:
+    root = project(tmp_path, {"test_slow.py": "import time\n\n\ndef test_slow():\n    time.sleep(60)\n"})
+    warm = WarmPytest(sys.executable, ENV)
+    try:
+        with pytest.raises(ToolTimeoutError):
+            warm.run(["-q", "test_slow.py"], cwd=root, timeout=1.0, env=ENV)
+        # The server still serves the next run.
+        (root / "test_ok.py").write_text("def test_ok():\n    pass\n")
+        done = warm.run(["-q", "-p", "no:cacheprovider", "test_ok.py"], cwd=root, timeout=30, env=ENV)
+        assert done is not None and done.code == 0 and "1 passed" in done.out
+    finally:
+        warm.close()
+
+
+def test_a_test_that_kills_its_process_is_reported_as_unavailable(tmp_path: Path) -> None:
+    root = project(tmp_path, {"test_die.py": "import os\n\n\ndef test_die():\n    os._exit(9)\n"})
+    warm = WarmPytest(sys.executable, ENV)
+    config = PytestConfig(sys.executable, ("{python}", "-m", "pytest"), 10.0, 60.0)
+    try:
+        result = PytestSignals(SubprocessRunner(), config, ENV, warm).collect(root, ["test_die.py"])
+    finally:
+        warm.close()
+    assert result.statuses[0].state == "unavailable"
+    assert [s.code for s in result.signals] == ["test_die.py::test_die"]
+
+
+def test_a_server_that_cannot_start_falls_back_to_cold_runs(tmp_path: Path) -> None:
+    root = project(tmp_path, {"test_ok.py": "def test_ok():\n    assert False\n"})
+    warm = WarmPytest(str(tmp_path / "no-python"), ENV)
+    config = PytestConfig(sys.executable, ("{python}", "-m", "pytest"), 10.0, 60.0)
+    try:
+        assert not warm.available()
+        result = PytestSignals(SubprocessRunner(), config, ENV, warm).collect(root, ["test_ok.py"])
+    finally:
+        warm.close()
+    assert [s.code for s in result.signals] == ["test_ok.py::test_ok"]
+
+
+def test_the_report_plugin_is_found_from_the_request_environment(tmp_path: Path) -> None:
+    root = project(tmp_path, {"test_ok.py": "def test_ok():\n    pass\n"})
+    warm = WarmPytest(sys.executable, ENV)
+    env = {**ENV, "PYTHONPATH": str(PLUGIN_DIR)}
+    try:
+        done = warm.run(["-p", "coderefine_pytest_report", "-q", "test_ok.py"], cwd=root, timeout=30, env=env)
+    finally:
+        warm.close()
+    assert done is not None and done.code == 0, done
+
+
+def test_a_project_that_provides_a_preloaded_module_runs_cold(tmp_path: Path) -> None:
+    warm = WarmPytest(sys.executable, ENV, avoid={"pluggy", "pkg"})
+    try:
+        assert not warm.available()  # pytest imports pluggy: the tree's copy must win, so no server
+    finally:
+        warm.close()

@@ -1,0 +1,133 @@
+"""What a request shows of a file: whole when small, focused excerpts and an outline when large."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks.fixtures import big_module
+from coderefine.change import from_worktree
+from coderefine.config import Settings
+from coderefine.context import changed_lines, named_spans, signal_lines, view_of, views_for
+from coderefine.critique import Critique, Issue
+from coderefine.edits import apply_edits, parse_edit_blocks
+from coderefine.evaluate import Evaluator
+from coderefine.gitio import GitRepo
+from coderefine.loop import refine
+from coderefine.models.scripted import ScriptedModel
+from coderefine.prompting import PromptBuilder
+from coderefine.runner import SubprocessRunner
+from coderefine.signals.base import Comparison, Signal
+from coderefine.workspace import project_files
+from tests.conftest import RepoFactory, write_files
+
+MODULE = "import os\n\n" + big_module(100)  # about 1,000 lines
+BUGGY = MODULE.replace("return value + 1\n\n\ndef step_51(", "return value + 2\n\n\ndef step_51(", 1)
+
+
+def test_a_small_file_is_shown_whole() -> None:
+    view = view_of("m.py", "def f():\n    return 1\n", {2}, threshold=400)
+    assert view.whole and view.shows(1, 2)
+
+
+def test_a_large_module_shows_the_changed_definition_its_header_and_an_outline() -> None:
+    view = views_for({"m.py": BUGGY}, {"m.py": MODULE}, (), threshold=400)["m.py"]
+    lines = BUGGY.splitlines()
+    changed = next(iter(changed_lines(MODULE, BUGGY)))
+    assert lines[changed - 1] == "    return value + 2"
+    assert not view.whole and view.shows(changed, changed)
+    start = lines.index("def step_50(value: int, scale: int = 2) -> int:") + 1
+    assert view.shows(start, changed)  # the whole definition
+    assert view.shows(1, 1)  # the module's docstring and imports
+    shown = sum(b - a + 1 for a, b in view.excerpts)
+    assert shown < 40
+    assert "def step_99(value, scale)" in view.outline
+    assert "step_50(" not in view.outline
+    # Excerpts are verbatim: an edit copied from one applies to the whole file.
+    excerpt = next(view.excerpt_text(s) for s in view.excerpts if s[0] <= changed <= s[1])
+    assert "    return value + 2\n" in excerpt
+    edit = "m.py\n```python\n<<<<<<< SEARCH\n    return value + 2\n=======\n    return value + 1\n>>>>>>> REPLACE\n```\n"
+    assert apply_edits({"m.py": BUGGY}, parse_edit_blocks(edit), ["m.py"])["m.py"] == MODULE
+
+
+def test_threshold_zero_always_shows_whole_files() -> None:
+    assert views_for({"m.py": BUGGY}, {"m.py": MODULE}, (), threshold=0)["m.py"].whole
+
+
+def test_callees_in_the_module_are_shown_whole() -> None:
+    text = MODULE.replace(
+        "    return value + 1\n\n\ndef step_51(", "    return scaled(value)\n\n\ndef step_51(", 1
+    )
+    text += "\n\ndef scaled(value: int) -> int:\n    return value + 1\n"
+    view = views_for({"m.py": text}, {"m.py": MODULE}, (), threshold=400)["m.py"]
+    start = text.splitlines().index("def scaled(value: int) -> int:") + 1
+    assert view.shows(start, start + 1)
+    assert "scaled" not in view.outline
+
+
+def test_failing_tests_point_at_lines_through_their_traceback() -> None:
+    signal = Signal(
+        "pytest",
+        "tests/t.py",
+        3,
+        3,
+        "tests/t.py::test_x",
+        "test failed",
+        "error",
+        detail="tests/t.py:3: in test_x\n    f()\nm.py:512: in step_50\nE   ValueError",
+    )
+    assert signal_lines("m.py", [signal]) == {512}
+    view = view_of("m.py", MODULE, signal_lines("m.py", [signal]), 400)
+    assert view.shows(512, 512)
+
+
+def test_the_reviser_sees_the_lines_the_critique_names() -> None:
+    views = views_for({"m.py": BUGGY}, {"m.py": MODULE}, (), threshold=400)
+    far = BUGGY.splitlines().index("def step_90(value: int, scale: int = 7) -> int:") + 3
+    assert not views["m.py"].shows(far, far)
+    critique = Critique("revise", "s", (Issue("t", "error", "m.py", far, far, "e", "s"),))
+    request = PromptBuilder(1000).reviser(
+        {"m.py": BUGGY}, intent="i", critique=critique, comparison=Comparison((), (), (), ()), views=views
+    )
+    text = request.prompt_text()
+    assert "Lines the critique refers to" in text
+    assert 'raise ValueError("negative value in step 90")' in text
+    assert len(text) < len(BUGGY) / 2
+
+
+def test_named_spans_finds_hidden_definitions() -> None:
+    view = views_for({"m.py": BUGGY}, {"m.py": MODULE}, (), threshold=400)["m.py"]
+    spans = named_spans(view, "<<<<<<< SEARCH\ndef step_80(value: int) -> int:\n")
+    assert len(spans) == 1 and "def step_80(" in view.excerpt_text(spans[0])
+
+
+def test_a_search_on_unseen_lines_says_what_was_shown(make_repo: RepoFactory) -> None:
+    root = make_repo({"pkg/__init__.py": "", "pkg/big.py": MODULE})
+    write_files(root, {"pkg/big.py": BUGGY})
+    repo = GitRepo.find(root)
+    change = from_worktree([Path("pkg/big.py")], cwd=root, repo=repo, max_bytes=1 << 20)
+    issue = {
+        "title": "t",
+        "severity": "error",
+        "path": "pkg/big.py",
+        "line": 10,
+        "evidence": "e",
+        "suggestion": "s",
+    }
+    # The SEARCH copies step_80 with a wrong signature: it was never shown, so it cannot match.
+    miss = "pkg/big.py\n```python\n<<<<<<< SEARCH\ndef step_80(value):\n=======\ndef step_80(v):\n>>>>>>> REPLACE\n```\n"
+    model = ScriptedModel([{"verdict": "revise", "summary": "s", "issues": [issue]}, miss, miss])
+    settings = Settings(tests=False)
+    with Evaluator(
+        change, settings, SubprocessRunner(), {"PATH": "/usr/bin:/bin"}, project_files(root, repo)
+    ) as ev:
+        result = refine(change, settings, model, ev, intent="i")
+    assert result.rounds[0].outcome == "edit-failed"
+    retry = model.history[2].messages[-1].text
+    assert "Only parts of the files were shown" in retry
+    assert "def step_80(value: int, scale: int = 4) -> int:" in retry  # the hidden definition, shown now
+    assert len(model.history[0].prompt_text()) < len(BUGGY) / 2
+
+
+def test_a_change_all_over_a_large_module_sends_it_whole() -> None:
+    everywhere = MODULE.replace("value * 1", "value * 2")
+    assert views_for({"m.py": everywhere}, {"m.py": MODULE}, (), threshold=400)["m.py"].whole
