@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SLOW = "tests/bench/test_harness.py::test_self_checks_on_the_whole_suite"
+SLOW = "tests/bench/test_harness.py::test_self_checks_on_humanevalfix"
 
 
 def test_slow_tests_are_skipped_with_a_reason_unless_ci_is_set() -> None:
