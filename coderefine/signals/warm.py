@@ -28,6 +28,11 @@ from coderefine.runner import Completed
 SERVER = Path(__file__).parent / "pytest_plugin" / "coderefine_pytest_server.py"
 POLL = 0.005  # seconds between looks at a running child's exit file
 
+_QUIET_REWRITE = (
+    "-W",
+    "ignore:Module already imported so cannot be rewritten:pytest.PytestAssertRewriteWarning",
+)
+
 
 class WarmPytest:
     """The client side of the server. ``run`` has the ``Runner.run`` contract for pytest's arguments."""
@@ -83,7 +88,10 @@ class WarmPytest:
             base = Path(self._scratch.name) / f"run{self._count}"
         out, err, exit_file = (Path(f"{base}.{kind}") for kind in ("out", "err", "exit"))
         request = {
-            "args": list(args),
+            # The server imported the installed plugins before pytest could mark them for assertion
+            # rewriting; pytest then warns at start-up, and a project whose filterwarnings has "error"
+            # would fail before any test. Cold runs rewrite those plugins; warm ones cannot, so say so once.
+            "args": [*_QUIET_REWRITE, *args],
             "cwd": str(cwd),
             "env": dict(env),
             "out": str(out),

@@ -97,3 +97,23 @@ def test_a_project_that_provides_a_preloaded_module_runs_cold(tmp_path: Path) ->
         assert not warm.available()  # pytest imports pluggy: the tree's copy must win, so no server
     finally:
         warm.close()
+
+
+def test_a_project_whose_warnings_are_errors_runs_warm(tmp_path: Path) -> None:
+    # The server preloads installed plugins (hypothesis, anyio, ...) before pytest can mark them for
+    # assertion rewriting; pytest's start-up warning about that must not fail a project whose
+    # filterwarnings is "error", as it did for this repository's own docs/example.
+    root = project(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n',
+            "test_ok.py": "def test_ok():\n    pass\n",
+        },
+    )
+    warm = WarmPytest(sys.executable, ENV)
+    try:
+        done = warm.run(["-q", "-p", "no:cacheprovider", "test_ok.py"], cwd=root, timeout=60, env=ENV)
+        assert done is not None and done.code == 0, done.out if done else None
+        assert "1 passed" in done.out
+    finally:
+        warm.close()
