@@ -32,7 +32,7 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.config import load_settings
     from coderefine.errors import GitError, MissingKeyError
     from coderefine.gitio import GitRepo
-    from coderefine.models.factory import make_model
+    from coderefine.models.factory import make_role_model
     from coderefine.report import github, gitlab, sarif
     from coderefine.report import review as review_report
     from coderefine.review import choose_intent, run_review
@@ -53,13 +53,13 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         note = "The model step was skipped (--no-model): signals only."
     else:
         try:
-            model = make_model(settings.model, settings, os.environ)
+            model = make_role_model(settings, os.environ, progress=sys.stderr)
         except MissingKeyError:
             if args.require_model:
                 raise
             note = (
-                "The model step was skipped: no ANTHROPIC_API_KEY (pull requests from forks get no secrets). "
-                "Signals only."
+                f"The model step was skipped: no credentials for {settings.model} (pull requests from forks "
+                "get no secrets). Signals only."
             )
     head_sha = repo.rev_parse(args.head)
     report = run_review(
