@@ -2,7 +2,7 @@
 
 The critic's structured answer is asked for in the strongest way the provider declares (a forced tool call,
 JSON-schema output, JSON mode with the schema, or JSON in the text) and read by the repairing parser either
-way. A server that refuses the feature (400) is asked again one step lower, once per feature, and the lower
+way. A server that refuses the feature (a 400 that names it) is asked again one step lower, once per feature, and the lower
 mode is kept for the rest of the run: that is the probe. What small and local models do wrong is turned into
 something the loop can retry with an exact error: a reply cut at the token limit, empty content, reasoning
 text around the answer, a tool call whose arguments are not JSON.
@@ -31,6 +31,8 @@ from coderefine.models.providers import STRUCTURED_MODES, ModelSpec, Structured,
 from coderefine.models.sdk import LazyImport
 
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.S)
+# A 400 that names one of these is about the structured-output feature, not about the prompt.
+_FEATURE_WORDS = re.compile(r"tool|function|response_format|json|schema|grammar|format", re.I)
 _FINISH = {"length": "max_tokens", "stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use"}
 
 
@@ -232,7 +234,8 @@ class OpenAIChatModel:
                     raise
             except _Refused as exc:
                 uses_feature = "tools" in params or "response_format" in params
-                if not uses_feature or self._structured == "text":
+                names_feature = _FEATURE_WORDS.search(exc.message) is not None
+                if not (uses_feature and names_feature) or self._structured == "text":
                     raise ModelError(
                         f"{self._spec.provider.name} rejected the request for '{self._spec.model}' "
                         f"({exc.status}): {exc.message}"
