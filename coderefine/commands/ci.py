@@ -54,12 +54,12 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     else:
         try:
             model = make_role_model(settings, os.environ, progress=sys.stderr)
-        except MissingKeyError:
+        except MissingKeyError as exc:
             if args.require_model:
                 raise
             note = (
-                f"The model step was skipped: no credentials for {settings.model} (pull requests from forks "
-                "get no secrets). Signals only."
+                f"The model step was skipped: no {_credentials(exc)} (pull requests from forks get no "
+                "secrets). Signals only."
             )
     head_sha = repo.rev_parse(args.head)
     report = run_review(
@@ -102,3 +102,9 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             file=sys.stderr,
         )
     return report.exit_code(settings.fail_on)
+
+
+def _credentials(exc: Exception) -> str:
+    """What was missing, from the first line of the message (``no X for the model 'M'.``)."""
+    first = str(exc).splitlines()[0] if str(exc) else "credentials"
+    return first.removeprefix("no ").removesuffix(" Ways in:").rstrip(".")

@@ -2,10 +2,10 @@
 
 The critic's structured answer is asked for in the strongest way the provider declares (a forced tool call,
 JSON-schema output, JSON mode with the schema, or JSON in the text) and read by the repairing parser either
-way. A server that refuses the feature (a 400 that names it) is asked again one step lower, once per feature, and the lower
-mode is kept for the rest of the run: that is the probe. What small and local models do wrong is turned into
-something the loop can retry with an exact error: a reply cut at the token limit, empty content, reasoning
-text around the answer, a tool call whose arguments are not JSON.
+way. A server that refuses the feature (a 400 that names it) is asked again one step lower, and the lower
+mode is kept for the rest of the run: that is the probe. What small and local models do wrong is turned
+into something the loop can retry with an exact error: a reply cut at the token limit, empty content,
+reasoning text around the answer, a tool call whose arguments are not JSON.
 """
 
 from __future__ import annotations

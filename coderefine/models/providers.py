@@ -214,8 +214,10 @@ def base_url(provider: Provider, environ: Mapping[str, str]) -> str:
 
 def no_key_message(spec: str) -> str:
     """What to do when the model named ``spec`` has no credentials: every way in, with its variables."""
+    anthropic = parse_spec(spec).provider.name == "anthropic" if not spec.startswith("replay:") else False
+    missing = "ANTHROPIC_API_KEY" if anthropic else "credentials"
     return (
-        f"no credentials for the model '{spec}'. Ways in:\n"
+        f"no {missing} for the model '{spec}'. Ways in:\n"
         "  Anthropic:  export ANTHROPIC_API_KEY=sk-ant-...  (--model claude-...; or ANTHROPIC_BASE_URL "
         "for an Anthropic-compatible server)\n"
         "  OpenAI:     export OPENAI_API_KEY=sk-...  and --model openai:MODEL\n"
