@@ -155,6 +155,10 @@ class AnthropicModel:
                     **common,
                     **self._credentials,
                 )
+            if env.get("GOOGLE_OAUTH_ACCESS_TOKEN") and "access_token" not in self._credentials:
+                # A short-lived token (gcloud auth print-access-token), as Terraform and others take it;
+                # without one the SDK asks google-auth for the application-default credentials.
+                common["access_token"] = env["GOOGLE_OAUTH_ACCESS_TOKEN"]
             return sdk.AnthropicVertex(
                 region=env["CLOUD_ML_REGION"],
                 project_id=env.get("ANTHROPIC_VERTEX_PROJECT_ID") or sdk.NOT_GIVEN,
