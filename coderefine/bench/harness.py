@@ -50,6 +50,8 @@ class TaskResult:
     gate_rejections: int
     stop: str
     error: str = ""
+    # Per role and model: {"role", "model", "tokens", "cost"} (a mixed strategy has one per model).
+    models: tuple[dict[str, Any], ...] = ()
 
     @property
     def fixed(self) -> bool:
@@ -150,6 +152,12 @@ def run_task(
         else 0,
         stop=result.stop if result else "error",
         error=error,
+        models=tuple(
+            {"role": c.role, "model": c.model, "tokens": c.usage.total, "cost": c.cost}
+            for c in result.charges
+        )
+        if result
+        else (),
     )
 
 
@@ -175,7 +183,8 @@ def run_bench(
                 entry = cache_dir / f"{cache_key(task, strategy, model_for(task).name, settings)}.json"
                 if entry.exists():
                     try:
-                        cached = TaskResult(**json.loads(entry.read_text()))
+                        data = json.loads(entry.read_text())
+                        cached = TaskResult(**{**data, "models": tuple(data.get("models", ()))})
                     except (ValueError, TypeError):
                         cached = None
                     if cached is not None:
@@ -207,6 +216,17 @@ def _task_number(task_id: str) -> int:
     return int(tail) if tail.isdigit() else 0
 
 
+def _by_model(rows: Sequence[TaskResult]) -> dict[str, dict[str, float]]:
+    """Tokens and cost per "role model" over ``rows``."""
+    totals: dict[str, dict[str, float]] = {}
+    for row in rows:
+        for charge in row.models:
+            entry = totals.setdefault(f"{charge['role']} {charge['model']}", {"tokens": 0, "cost": 0.0})
+            entry["tokens"] += charge["tokens"]
+            entry["cost"] += charge["cost"]
+    return totals
+
+
 def summary(results: Sequence[TaskResult]) -> dict[str, Any]:
     """Per strategy: fix rate (overall, by bug type), rounds, tokens, cost, time, rejections, regressions."""
     by_strategy: dict[str, list[TaskResult]] = {}
@@ -232,5 +252,6 @@ def summary(results: Sequence[TaskResult]) -> dict[str, Any]:
             "gate_rejections": sum(r.gate_rejections for r in rows),
             "regressions": sum(r.regression for r in rows),
             "errors": sum(bool(r.error) for r in rows),
+            "by_model": _by_model(rows),
         }
     return table

@@ -68,6 +68,17 @@ def markdown(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> str:
         for name, row in table.items():
             cells = [f"{row['by_bug_type'].get(k, 0) * 100:.0f}%" for k in kinds]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    if any(row.get("by_model") for row in table.values()):
+        lines += [
+            "",
+            "Tokens and cost per role and model:",
+            "",
+            "| strategy | role and model | tokens | cost |",
+        ]
+        lines.append("| --- | --- | --- | --- |")
+        for name, row in table.items():
+            for who, spent in row.get("by_model", {}).items():
+                lines.append(f"| {name} | {who} | {int(spent['tokens']):,} | ${spent['cost']:.4f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -15,6 +15,7 @@ class Strategy:
     signals: bool  # ruff and the example tests inform the prompts and acceptance
     critic: bool  # a critic call per round (else the critique is made of the signals)
     draft: bool  # the author repairs first
+    mixed: bool = False  # the critic and reviser use critic-model and reviser-model
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -41,6 +42,15 @@ STRATEGIES: dict[str, Strategy] = {
             True,
             False,
             False,
+        ),
+        Strategy(
+            "coderefine-mixed",
+            "the full loop with a model per role: critic-model critiques, reviser-model revises",
+            3,
+            True,
+            True,
+            False,
+            mixed=True,
         ),
     )
 }

@@ -18,8 +18,9 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.bench.strategies import strategies
     from coderefine.bench.tasks import DATA, load_tasks, select_tasks
     from coderefine.config import load_settings
+    from coderefine.errors import UsageError
     from coderefine.models.base import Model
-    from coderefine.models.factory import make_model
+    from coderefine.models.factory import make_model, make_role_model
     from coderefine.runner import SubprocessRunner
 
     settings = load_settings(Path.cwd(), os.environ, settings_flags(args))
@@ -37,6 +38,15 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     else:
         shared = make_model(settings.model, settings, os.environ)
         model_for = lambda task: shared  # noqa: E731
+    mixed = [s for s in chosen if s.mixed]
+    if mixed:
+        chosen = [s for s in chosen if not s.mixed]
+        if not (settings.critic_model or settings.reviser_model):
+            raise UsageError(
+                f"{mixed[0].name} needs --critic-model and/or --reviser-model (or critic-model and "
+                "reviser-model in [tool.coderefine]) to mix with --model"
+            )
+        pair = make_role_model(settings, os.environ)
     total = len(tasks) * len(chosen)
     done = 0
 
@@ -50,23 +60,30 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         warn(f"[{done}/{total}] {result.strategy} {result.task_id}: {state}{note}")
 
     out_dir = Path(args.out)
-    results = run_bench(
-        tasks,
-        chosen,
-        model_for,
-        settings,
-        SubprocessRunner(),
-        os.environ,
-        cache_dir=None if args.no_cache else out_dir / "cache",
-        jobs=args.jobs,
-        on_result=report,
-    )
+    # The mixed strategies run apart, with the model of each role; the others with the one model.
+    runs = [(chosen, model_for)] + ([(mixed, lambda task: pair)] if mixed else [])
+    results = [
+        result
+        for group, models in runs
+        if group
+        for result in run_bench(
+            tasks,
+            group,
+            models,
+            settings,
+            SubprocessRunner(),
+            os.environ,
+            cache_dir=None if args.no_cache else out_dir / "cache",
+            jobs=args.jobs,
+            on_result=report,
+        )
+    ]
     meta = {
         "suite": suite.name,
         "model": settings.model,
         "tasks": len(tasks),
         "seed": args.seed,
-        "strategies": [s.name for s in chosen],
+        "strategies": [s.name for s in chosen + mixed],
     }
     written = write_reports(results, meta, out_dir)
     out.write(markdown(results, meta))
