@@ -151,15 +151,17 @@ def _coerce(name: str, value: object, where: str) -> object:
 
 def _table_of_tables(value: object, label: str) -> dict[str, dict[str, object]]:
     """A TOML table of tables, or the same as JSON text (from the environment)."""
+    wrong = ConfigError(
+        f"{label} must be a table of tables ([tool.coderefine.KEY.NAME] tables; in the environment, a JSON "
+        f"object of objects), not {value!r}"
+    )
     if isinstance(value, str):
         try:
             value = json.loads(value) if value.strip() else {}
         except ValueError:
-            raise ConfigError(f"{label} must be a JSON object of objects, not {value!r}") from None
+            raise wrong from None
     if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
-        raise ConfigError(
-            f"{label} must be a table of tables, one [tool.coderefine.KEY.NAME] table per entry"
-        )
+        raise wrong
     return {str(k): dict(v) for k, v in value.items()}
 
 
