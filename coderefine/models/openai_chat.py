@@ -48,10 +48,13 @@ def json_instruction(request: ModelRequest) -> str:
 
 def request_params(spec: ModelSpec, request: ModelRequest, mode: Structured) -> dict[str, Any]:
     """The keyword arguments of ``chat.completions.create`` for ``request`` in structured ``mode``."""
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": "\n\n".join(b.text for b in request.system)}
-    ]
-    messages += [{"role": m.role, "content": m.text} for m in request.messages]
+    system = "\n\n".join(b.text for b in request.system)
+    messages: list[dict[str, Any]] = [{"role": m.role, "content": m.text} for m in request.messages]
+    if spec.provider.system_role:
+        messages.insert(0, {"role": "system", "content": system})
+    else:
+        # The same text first, so the prefix the server can reuse from call to call stays the same.
+        messages[0] = {**messages[0], "content": system + "\n\n" + messages[0]["content"]}
     params: dict[str, Any] = {"model": spec.model, "messages": messages}
     # OpenAI's newer models refuse max_tokens; the local servers know only max_tokens.
     limit = "max_completion_tokens" if spec.provider.name == "openai" else "max_tokens"

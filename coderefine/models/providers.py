@@ -41,6 +41,9 @@ class Provider:
     timeout: float = CLOUD_TIMEOUT
     free: bool = False
     caching: str = "none"
+    # False: the system prompt leads the first user message instead. Some chat templates (Gemma's in
+    # llama-cpp-python) drop system messages without a word, and with them the code under review.
+    system_role: bool = True
 
 
 PROVIDERS: dict[str, Provider] = {
@@ -120,6 +123,7 @@ PROVIDERS: dict[str, Provider] = {
             timeout=LOCAL_TIMEOUT,
             free=True,
             caching="the server reuses its prompt cache (not reported)",
+            system_role=False,
         ),
         Provider(
             "lmstudio",
@@ -134,7 +138,7 @@ PROVIDERS: dict[str, Provider] = {
     )
 }
 
-_OVERRIDABLE = ("base-url", "structured-output", "timeout")
+_OVERRIDABLE = ("base-url", "structured-output", "timeout", "system-role")
 
 
 @dataclass(frozen=True)
@@ -193,6 +197,10 @@ def _override(provider: Provider, table: Mapping[str, object]) -> Provider:
                     f"not {value!r}"
                 )
             changes["structured"] = value
+        elif key == "system-role":
+            if not isinstance(value, bool):
+                raise ConfigError(f"'system-role' in {where} must be true or false")
+            changes["system_role"] = value
         else:
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 raise ConfigError(f"'timeout' in {where} must be a positive number of seconds")
