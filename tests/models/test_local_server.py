@@ -38,7 +38,7 @@ NEEDS = (
 CONFIG = """
 [tool.coderefine]
 rounds = 1
-max-output-tokens = 400
+max-output-tokens = 256
 fail-on = "error"
 """
 
@@ -137,7 +137,7 @@ def test_the_critic_gets_schema_constrained_json(llama_server: str) -> None:
             Block("a.py:\ndef add(a, b):\n    return a - b\n", cache=True),
         ),
         messages=(Message.user("ROLE: CRITIC. Review the change: add should add."),),
-        max_tokens=300,
+        max_tokens=200,
         tool=CRITIQUE_TOOL,
     )
     reply = model.complete(request)
@@ -189,6 +189,7 @@ def test_fix_runs_to_the_end_and_writes_only_a_passing_candidate(tmp_path: Path,
 def test_review_runs_to_the_end_and_never_writes(tmp_path: Path, llama_server: str) -> None:
     root = make_project(tmp_path, extra={"pyproject.toml": CONFIG})
     git(root, "checkout", "-q", "-b", "feature")
+    (root / "link").unlink()  # the hostile suite's symlink out of the project is not this test's subject
     (root / "pkg" / "mod.py").write_text(
         "def add(a, b):\n    return a * b\n\n\ndef mul(a, b):\n    return a * b\n"
     )
