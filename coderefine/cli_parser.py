@@ -26,7 +26,8 @@ examples:
   coderefine undo                         restore the files of the last write
 
 exit codes: 0 clean, 1 findings remain, 2 usage or configuration error, 3 internal error,
-130 interrupted. Settings live in [tool.coderefine] of pyproject.toml; see 'coderefine check --help'.
+4 model provider unavailable, 130 interrupted. Models: --model PROVIDER:MODEL (docs/models.md).
+Settings live in [tool.coderefine] of pyproject.toml; see 'coderefine check --help'.
 """
 
 
@@ -75,9 +76,21 @@ def _add_signal_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_MODEL_HELP = (
+    "PROVIDER:MODEL (anthropic, bedrock, vertex, openai, openai-compatible, ollama, vllm, llamacpp, "
+    "lmstudio; a bare name is Anthropic's), or replay:FILE to replay a recorded run"
+)
+
+
+def _add_role_model_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", metavar="NAME", help=_MODEL_HELP)
+    for role in ("author", "critic", "reviser"):
+        parser.add_argument(f"--{role}-model", metavar="NAME", help=f"the {role}'s model (default: --model)")
+
+
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-m", "--intent", metavar="TEXT", help="what the change is meant to do")
-    parser.add_argument("--model", metavar="NAME", help="model name, or replay:FILE to replay a recorded run")
+    _add_role_model_options(parser)
     parser.add_argument("--rounds", type=int, metavar="N", help="most critique/revise rounds (default 3)")
     parser.add_argument("--record", metavar="FILE", help="record every model request and reply as JSON lines")
     parser.add_argument(
@@ -160,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--commit-msg", action="store_true", help="the first FILE is the commit message: use it as the intent"
     )
     hook.add_argument("-m", "--intent", metavar="TEXT", help="what the change is meant to do")
-    hook.add_argument("--model", metavar="NAME", help="model name, or replay:FILE")
+    _add_role_model_options(hook)
     hook.add_argument(
         "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
     )
@@ -205,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument(
         "-m", "--intent", metavar="TEXT", help="the intent when there is no PR text and no commit message"
     )
-    review.add_argument("--model", metavar="NAME", help="model name, or replay:FILE")
+    _add_role_model_options(review)
     review.add_argument(
         "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
     )
@@ -241,7 +254,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     bench.add_argument("--strategies", default="one-shot,self-refine,coderefine", metavar="LIST")
-    bench.add_argument("--model", metavar="NAME", help="a model, replay:FILE, oracle or do-nothing")
+    bench.add_argument("--model", metavar="NAME", help="PROVIDER:MODEL, replay:FILE, oracle or do-nothing")
+    for role in ("critic", "reviser"):
+        bench.add_argument(
+            f"--{role}-model", metavar="NAME", help=f"the {role}'s model in the mixed strategies"
+        )
     bench.add_argument("--limit", type=int, default=0, metavar="N", help="the first N tasks only")
     bench.add_argument("--tasks", metavar="IDS", help="comma-separated task ids, e.g. 0,5,Python/12")
     bench.add_argument(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,10 @@ class Settings:
     """Everything a run of coderefine may be configured by. Build it with ``load_settings``."""
 
     model: str = "claude-sonnet-5-5"
+    # A model per role ("" = model); each is PROVIDER:MODEL or a bare Anthropic name.
+    author_model: str = ""
+    critic_model: str = ""
+    reviser_model: str = ""
     rounds: int = 3
     intent: str = DEFAULT_INTENT
     ruff_select: tuple[str, ...] = DEFAULT_RUFF_SELECT
@@ -54,6 +59,10 @@ class Settings:
     confirm: str = "always"
     first_critique: str = "critic"
     warm_tests: bool = True
+    # [tool.coderefine.providers.NAME] (base-url, structured-output, timeout) and [tool.coderefine.prices]:
+    # tables of tables, checked where they are used (models/providers.py, prices.py).
+    providers: Mapping[str, Mapping[str, object]] = field(default_factory=dict, hash=False)
+    prices: Mapping[str, Mapping[str, object]] = field(default_factory=dict, hash=False)
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def describe(self) -> dict[str, object]:
@@ -130,6 +139,8 @@ def _coerce(name: str, value: object, where: str) -> object:
             result = float(value)  # type: ignore[arg-type]
         except (TypeError, ValueError):
             raise ConfigError(f"{label} must be a number, not {value!r}") from None
+    elif kind is dict:
+        result = _table_of_tables(value, label)
     elif kind is tuple:
         if isinstance(value, str):
             result = tuple(part.strip() for part in value.split(",") if part.strip())
@@ -146,6 +157,22 @@ def _coerce(name: str, value: object, where: str) -> object:
     if name in _MINIMUMS and isinstance(result, int | float) and result < _MINIMUMS[name]:
         raise ConfigError(f"{label} must be at least {_MINIMUMS[name]:g}, not {result!r}")
     return result
+
+
+def _table_of_tables(value: object, label: str) -> dict[str, dict[str, object]]:
+    """A TOML table of tables, or the same as JSON text (from the environment)."""
+    wrong = ConfigError(
+        f"{label} must be a table of tables ([tool.coderefine.KEY.NAME] tables; in the environment, a JSON "
+        f"object of objects), not {value!r}"
+    )
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else {}
+        except ValueError:
+            raise wrong from None
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise wrong
+    return {str(k): dict(v) for k, v in value.items()}
 
 
 def read_pyproject_table(project_root: Path) -> dict[str, object]:

@@ -22,6 +22,7 @@ from coderefine.cache import ReviewCache, cache_key, content_hash
 from coderefine.change import Change, from_staged
 from coderefine.config import Settings
 from coderefine.gitio import GitRepo
+from coderefine.models.roles import models_key
 from coderefine.runner import Runner
 from coderefine.writes import FileWrite, Journal
 
@@ -180,7 +181,7 @@ class Hook:
                 "coderefine": __version__,
                 "protocol": PROTOCOL_VERSION,
                 "mode": self._mode,
-                "model": settings.model if self._mode != "signals" else None,
+                "model": models_key(settings) if self._mode != "signals" else None,
                 "intent": self._intent,
                 "settings": [
                     settings.rounds,

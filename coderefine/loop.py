@@ -71,6 +71,16 @@ class RoundRecord:
 
 
 @dataclass(frozen=True)
+class ModelCharge:
+    """Tokens and cost of one role on one model (a run with a model per role has one per role)."""
+
+    role: str
+    model: str
+    usage: Usage
+    cost: float
+
+
+@dataclass(frozen=True)
 class RefineResult:
     change: Change
     intent: str
@@ -85,6 +95,7 @@ class RefineResult:
     timings: Mapping[str, float]
     drafted: bool = False
     critique: Critique | None = None
+    charges: tuple[ModelCharge, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -146,13 +157,22 @@ class Ledger:
     usage: dict[str, Usage] = field(default_factory=dict)
     cost: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    by_model: dict[tuple[str, str], ModelCharge] = field(default_factory=dict)
 
     def tokens(self) -> int:
         return sum(u.total for u in self.usage.values())
 
     def charge(self, role: Role, reply: ModelReply) -> None:
         self.usage[role] = self.usage.get(role, Usage()) + reply.usage
-        self.cost += cost_of(reply.model, reply.usage)
+        cost = cost_of(reply.model, reply.usage, self.settings.prices)
+        self.cost += cost
+        old = self.by_model.get((role, reply.model), ModelCharge(role, reply.model, Usage(), 0.0))
+        self.by_model[(role, reply.model)] = ModelCharge(
+            role, reply.model, old.usage + reply.usage, old.cost + cost
+        )
+
+    def charges(self) -> tuple[ModelCharge, ...]:
+        return tuple(self.by_model.values())
 
     def allow(self, request: ModelRequest) -> None:
         """Refuse a call that could take the run past its token, cost or time budget."""
@@ -237,9 +257,12 @@ class Session:
         try:
             return parse_critique(reply.tool_input, reply.text, texts)
         except CritiqueError as exc:
-            retry = self.prompts.retry(request, reply.text, "critique_retry", str(exc))
+            retry = self.prompts.retry(request, reply.text, "critique_retry", str(exc) + _why(reply))
             reply = self.call(retry, round_number)
-            return parse_critique(reply.tool_input, reply.text, texts)
+            try:
+                return parse_critique(reply.tool_input, reply.text, texts)
+            except CritiqueError as again:
+                raise CritiqueError(str(again) + _why(reply)) from again
 
     def edit(
         self, request: ModelRequest, texts: Mapping[str, str], round_number: int
@@ -252,8 +275,8 @@ class Session:
                 return self._apply(reply.text, texts)
             except RejectedEdit as exc:
                 if attempt == 2:
-                    raise
-                request = self.prompts.retry(request, reply.text, "retry", exc.feedback)
+                    raise RejectedEdit(exc.kind, exc.feedback + _why(reply)) from exc
+                request = self.prompts.retry(request, reply.text, "retry", exc.feedback + _why(reply))
             finally:
                 self.ledger.time("gate", start)
         raise AssertionError("unreachable")
@@ -277,6 +300,17 @@ class Session:
             return ""
         spans = [excerpt(v, span) for v in self.shown.values() for span in named_spans(v, reply)]
         return "\n\n" + note + ("\n\n" + "\n\n".join(spans) if spans else "")
+
+
+def _why(reply: ModelReply) -> str:
+    """What the provider said about an unusable answer: cut at the token limit, empty, thoughts only."""
+    if reply.stop_reason == "max_tokens":
+        return " (the answer was cut off at the output token limit: answer shorter)"
+    if not reply.text.strip() and reply.tool_input is None:
+        return " (the answer was empty" + (
+            ": only reasoning, no answer)" if reply.stop_reason == "reasoning-only" else ")"
+        )
+    return ""
 
 
 class RejectedEdit(Exception):
@@ -570,4 +604,5 @@ def _result(
         timings=dict(run.ledger.timings),
         drafted=drafted,
         critique=critique,
+        charges=run.ledger.charges(),
     )

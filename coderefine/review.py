@@ -32,7 +32,7 @@ from coderefine.findings import (
     from_signal,
     right_side_lines,
 )
-from coderefine.loop import Ledger, RejectedEdit, Session
+from coderefine.loop import Ledger, ModelCharge, RejectedEdit, Session
 from coderefine.models.base import Model, Usage
 from coderefine.runner import Runner
 from coderefine.signals.base import SEVERITY_RANK, Comparison, SourceStatus
@@ -53,6 +53,7 @@ class ReviewReport:
     model_note: str = ""
     usage: Mapping[str, Usage] = field(default_factory=dict)
     cost: float = 0.0
+    charges: tuple[ModelCharge, ...] = ()  # per role and model
 
     def inline(self, finding: Finding) -> bool:
         return commentable(finding, self.right)
@@ -209,6 +210,7 @@ def run_review(
         model_note=model_note,
         usage=dict(ledger.usage),
         cost=ledger.cost,
+        charges=ledger.charges(),
     )
 
 

@@ -28,7 +28,48 @@ from tests.fake_api import (
     text_message,
     tool_message,
 )
+from tests.fake_openai import FakeOpenAI, chat, tool_call
 from tests.test_loop import BUGGY, FIX, PASS, revise
+
+# Every provider path: how a driver reaches the loopback server (model name, environment), and whether it
+# speaks Anthropic's Messages API or OpenAI's chat completions (and then, with tool calls or JSON in text).
+PROVIDER_DRIVERS: dict[str, tuple[str, Callable[[str], dict[str, str]], str]] = {
+    "sdk": (
+        "claude-sonnet-5-5",
+        lambda url: {
+            "ANTHROPIC_BASE_URL": url,
+            "ANTHROPIC_API_KEY": "sk-ant-test-key-for-the-fake-api-000000",
+        },
+        "anthropic",
+    ),
+    "bedrock": (
+        "bedrock:anthropic.claude-sonnet-4-5-v1:0",
+        lambda url: {
+            "ANTHROPIC_BEDROCK_BASE_URL": url,
+            "AWS_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": "AKIAIOSFODNN7EXAMPLE",
+            "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        },
+        "anthropic",
+    ),
+    "vertex": (
+        "vertex:claude-sonnet-4-5@20250929",
+        lambda url: {
+            "ANTHROPIC_VERTEX_BASE_URL": url,
+            "CLOUD_ML_REGION": "us-east5",
+            "ANTHROPIC_VERTEX_PROJECT_ID": "p",
+            "GOOGLE_OAUTH_ACCESS_TOKEN": "ya29.test",
+        },
+        "anthropic",
+    ),
+    "openai": (
+        "openai:gpt-5-mini",
+        lambda url: {"OPENAI_BASE_URL": url, "OPENAI_API_KEY": "sk-test"},
+        "tools",
+    ),
+    "ollama": ("ollama:qwen3", lambda url: {"OLLAMA_HOST": url}, "json"),
+    "llamacpp": ("llamacpp:gemma", lambda url: {"LLAMACPP_BASE_URL": url + "/v1"}, "json"),
+}
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test Author",
@@ -186,14 +227,18 @@ class Outcome:
 
 
 def _replies_as(driver: str, replies: list[tuple[str, object]]) -> list[object]:
+    api = PROVIDER_DRIVERS[driver][2]
     out: list[object] = []
     for _role, reply in replies:
         if isinstance(reply, tuple) or reply in (RESET, CUT, SLOW):  # an API error or a transport fault
             out.append(reply)
         elif isinstance(reply, dict):
-            out.append(tool_message(reply))
+            if api == "anthropic":
+                out.append(tool_message(reply))
+            else:
+                out.append(tool_call(reply) if api == "tools" else chat(json.dumps(reply)))
         else:
-            out.append(text_message(str(reply)))
+            out.append(text_message(str(reply)) if api == "anthropic" else chat(str(reply)))
     return out
 
 
@@ -206,7 +251,8 @@ def run_fix(
     environ: Mapping[str, str] | None = None,
 ) -> Outcome:
     """Run ``coderefine fix pkg/mod.py`` in ``root`` with the model's answers ``replies`` (role, answer),
-    through a replay file (driver "replay") or the anthropic SDK against a loopback server ("sdk")."""
+    through a replay file (driver "replay") or a provider's SDK against a loopback server (the other
+    drivers: "sdk" is Anthropic's API, then every provider path of PROVIDER_DRIVERS)."""
     before = snapshot(root)
     out = io.StringIO()
     saved_cwd = Path.cwd()
@@ -226,11 +272,13 @@ def run_fix(
                 ["fix", "pkg/mod.py", "--model", f"replay:{replay}", *args], out=out, stdin=io.StringIO()
             )
         else:
-            fake = FakeAnthropic(_replies_as(driver, replies))  # type: ignore[arg-type]
+            spec, environment, api = PROVIDER_DRIVERS[driver]
+            kind = FakeAnthropic if api == "anthropic" else FakeOpenAI
+            fake = kind(_replies_as(driver, replies))  # type: ignore[arg-type]
             with loopback_server(fake) as url:
-                os.environ["ANTHROPIC_BASE_URL"] = url
-                os.environ["ANTHROPIC_API_KEY"] = "sk-ant-test-key-for-the-fake-api-000000"
-                code = main(["fix", "pkg/mod.py", *args], out=out, stdin=io.StringIO())
+                os.environ.update(environment(url))
+                model = [] if driver == "sdk" else ["--model", spec]
+                code = main(["fix", "pkg/mod.py", *model, *args], out=out, stdin=io.StringIO())
             requests = fake.requests
     finally:
         os.chdir(saved_cwd)

@@ -22,7 +22,7 @@ def test_version_and_help_without_heavy_imports() -> None:
         "from coderefine.cli import main\n"
         "for argv in (['--version'], ['--help'], ['check', '--help']):\n"
         "    try:\n        main(argv, out=io.StringIO())\n    except SystemExit:\n        pass\n"
-        "heavy = [m for m in ('libcst', 'git', 'anthropic', 'httpx2') if m in sys.modules]\n"
+        "heavy = [m for m in ('libcst', 'git', 'anthropic', 'openai', 'boto3', 'httpx2') if m in sys.modules]\n"
         "print(heavy)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

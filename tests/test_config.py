@@ -88,3 +88,35 @@ def test_settings_are_frozen() -> None:
     settings = Settings()
     with pytest.raises(AttributeError):
         settings.rounds = 9  # type: ignore[misc]
+
+
+def test_models_per_role_providers_and_prices_from_the_pyproject(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.coderefine]\n"
+        'model = "ollama:qwen3"\n'
+        'critic-model = "claude-opus-5-5"\n'
+        "[tool.coderefine.providers.ollama]\n"
+        'base-url = "http://gpu:11434/v1"\n'
+        "timeout = 600\n"
+        "[tool.coderefine.prices]\n"
+        '"openai-compatible:*" = { input = 0.5, output = 1.5 }\n'
+    )
+    settings = load_settings(
+        tmp_path, {"CODEREFINE_REVISER_MODEL": "vllm:coder"}, {"author_model": "openai:gpt-5"}
+    )
+    assert (settings.model, settings.critic_model, settings.reviser_model, settings.author_model) == (
+        "ollama:qwen3",
+        "claude-opus-5-5",
+        "vllm:coder",
+        "openai:gpt-5",
+    )
+    assert settings.providers == {"ollama": {"base-url": "http://gpu:11434/v1", "timeout": 600}}
+    assert settings.prices == {"openai-compatible:*": {"input": 0.5, "output": 1.5}}
+    from_env = load_settings(tmp_path, {"CODEREFINE_PRICES": '{"x:*": {"input": 1, "output": 2}}'})
+    assert from_env.prices == {"x:*": {"input": 1, "output": 2}}
+
+
+def test_providers_must_be_tables(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.coderefine]\nproviders = "ollama"\n')
+    with pytest.raises(ConfigError, match="must be a table of tables"):
+        load_settings(tmp_path, {})

@@ -26,6 +26,8 @@ from tests.hostile import (
 from tests.test_loop import BUGGY, FIX, PASS, revise
 
 DRIVERS = ["replay", "sdk"]
+# Every other provider path; its own SDK parses what the hostile model sends.
+PROVIDERS = ["bedrock", "vertex", "openai", "ollama", "llamacpp"]
 
 
 @pytest.mark.parametrize("driver", DRIVERS)
@@ -39,7 +41,17 @@ def test_hostile_edit_blocks_change_nothing(tmp_path: Path, name: str, driver: s
     assert "revision edit-failed" in outcome.output or "revision gate-failed" in outcome.output
 
 
-@pytest.mark.parametrize("driver", DRIVERS)
+# One hostile edit of each kind through every other provider path (edit blocks are text on all of them).
+EDIT_SAMPLE = sorted({category: name for name, (category, _) in HOSTILE_EDITS.items()}.values())
+
+
+@pytest.mark.parametrize("driver", PROVIDERS)
+@pytest.mark.parametrize("name", EDIT_SAMPLE)
+def test_hostile_edit_blocks_change_nothing_on_every_provider(tmp_path: Path, name: str, driver: str) -> None:
+    test_hostile_edit_blocks_change_nothing(tmp_path, name, driver)
+
+
+@pytest.mark.parametrize("driver", DRIVERS + PROVIDERS)
 @pytest.mark.parametrize("name", sorted(HOSTILE_CRITIQUES))
 def test_hostile_critiques_change_nothing(tmp_path: Path, name: str, driver: str) -> None:
     root = make_project(tmp_path)
@@ -150,10 +162,12 @@ def test_an_edit_that_quotes_a_placeholder_writes_the_real_secret(tmp_path: Path
     assert "# rotated soon\n" + f'GITHUB = "{SECRETS["github-token"]}"' in written, outcome.output
 
 
+# Transport faults are the SDKs' business: one path per SDK (Anthropic's API, its Bedrock client, openai).
+@pytest.mark.parametrize("driver", ["sdk", "bedrock", "openai"])
 @pytest.mark.parametrize("name", sorted(FAULTS))
-def test_api_faults_are_retried_and_survived(tmp_path: Path, name: str) -> None:
+def test_api_faults_are_retried_and_survived(tmp_path: Path, name: str, driver: str) -> None:
     root = make_project(tmp_path)
-    outcome = run_fix(root, fault_replies(FAULTS[name]()), driver="sdk", environ=FAULT_ENV)
+    outcome = run_fix(root, fault_replies(FAULTS[name]()), driver=driver, environ=FAULT_ENV)
     assert outcome.exit_code == 0, outcome.output
     assert "return a + b" in (root / "pkg" / "mod.py").read_text()
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from coderefine import __version__
 from coderefine.bench.strategies import Strategy
@@ -81,6 +81,8 @@ class TaskResult:
     mutation: str = ""
     changed: bool = False
     lines_changed: int = 0
+    # Per role and model: {"role", "model", "tokens", "cost"} (a mixed strategy has one per model).
+    models: tuple[dict[str, Any], ...] = ()
 
     @property
     def fixed(self) -> bool:
@@ -191,6 +193,12 @@ def run_task(
         mutation=task.mutation,
         changed=final != original,
         lines_changed=lines_changed(original, final),
+        models=tuple(
+            {"role": c.role, "model": c.model, "tokens": c.usage.total, "cost": c.cost}
+            for c in result.charges
+        )
+        if result
+        else (),
     )
 
 
@@ -251,7 +259,8 @@ def _read_cached(entry: Path) -> TaskResult | None:
     if not entry.exists():
         return None
     try:
-        return TaskResult(**json.loads(entry.read_text()))
+        data = json.loads(entry.read_text())
+        return TaskResult(**{**data, "models": tuple(data.get("models", ()))})
     except (ValueError, TypeError):
         return None
 

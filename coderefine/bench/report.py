@@ -97,6 +97,17 @@ def markdown(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> str:
                 f"| {pair['first']} vs {pair['second']} | {pair['only_first']} | {pair['only_second']} "
                 f"| {pair['p_value']:.3g} | {pair['verdict']} |"
             )
+    if any(row.get("by_model") for row in table.values()):
+        lines += [
+            "",
+            "Tokens and cost per role and model:",
+            "",
+            "| strategy | role and model | tokens | cost |",
+        ]
+        lines.append("| --- | --- | --- | --- |")
+        for name, row in table.items():
+            for who, spent in row.get("by_model", {}).items():
+                lines.append(f"| {name} | {who} | {int(spent['tokens']):,} | ${spent['cost']:.4f} |")
     return "\n".join(lines) + "\n"
 
 

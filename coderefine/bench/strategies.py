@@ -19,6 +19,7 @@ class Strategy:
     model: str = ""  # a model of its own (``coderefine@MODEL``); else the run's model
     confirm: str = "always"  # the loop's ``confirm`` setting: "signals" may skip the confirming critique
     first: str = "critic"  # the loop's ``first-critique`` setting: "signals" skips the first critic call
+    mixed: bool = False  # the critic and reviser use critic-model and reviser-model
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -73,6 +74,15 @@ STRATEGIES: dict[str, Strategy] = {
             True,
             False,
             False,
+        ),
+        Strategy(
+            "coderefine-mixed",
+            "the full loop with a model per role: critic-model critiques, reviser-model revises",
+            3,
+            True,
+            True,
+            False,
+            mixed=True,
         ),
     )
 }

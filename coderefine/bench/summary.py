@@ -63,6 +63,7 @@ def summary(results: Sequence[TaskResult]) -> dict[str, Any]:
             "errors": sum(bool(r.error) for r in rows),
             "changed": sum(r.changed for r in rows),
             "lines_changed": sum(r.lines_changed for r in rows),
+            "by_model": _by_model(rows),
         }
         if clean:
             row["clean"] = {
@@ -93,3 +94,14 @@ def comparisons(results: Sequence[TaskResult]) -> list[dict[str, Any]]:
         }
         for c in compare(fixed)
     ]
+
+
+def _by_model(rows: Sequence[TaskResult]) -> dict[str, dict[str, float]]:
+    """Tokens and cost per "role model" over ``rows`` (a mixed strategy has one entry per role's model)."""
+    totals: dict[str, dict[str, float]] = {}
+    for row in rows:
+        for charge in row.models:
+            entry = totals.setdefault(f"{charge['role']} {charge['model']}", {"tokens": 0, "cost": 0.0})
+            entry["tokens"] += charge["tokens"]
+            entry["cost"] += charge["cost"]
+    return totals

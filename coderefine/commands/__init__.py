@@ -14,7 +14,18 @@ from typing import Any, TextIO
 
 
 def settings_flags(args: argparse.Namespace) -> dict[str, object]:
-    names = ("tests", "python", "test_timeout", "fail_on", "rounds", "model", "intent")
+    names = (
+        "tests",
+        "python",
+        "test_timeout",
+        "fail_on",
+        "rounds",
+        "model",
+        "author_model",
+        "critic_model",
+        "reviser_model",
+        "intent",
+    )
     return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 
 

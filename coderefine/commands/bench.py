@@ -19,6 +19,7 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.bench.report import markdown, write_reports
     from coderefine.bench.strategies import strategies
     from coderefine.config import load_settings
+    from coderefine.errors import UsageError
     from coderefine.runner import SubprocessRunner
 
     settings = load_settings(Path.cwd(), os.environ, settings_flags(args))
@@ -30,6 +31,11 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         warn(note)
     tasks = _select(tasks, args)
     model_for = models_for(settings, os.environ)
+    if any(s.mixed for s in chosen) and not (settings.critic_model or settings.reviser_model):
+        raise UsageError(
+            "coderefine-mixed needs --critic-model and/or --reviser-model (or critic-model and "
+            "reviser-model in [tool.coderefine]) to mix with --model"
+        )
     total = len(tasks) * len(chosen)
     done = 0
 
@@ -121,11 +127,16 @@ def models_for(settings: Any, environ: Mapping[str, str]) -> Any:
     do-nothing are made per task, real models once per name."""
     from coderefine.bench.models import DoNothingModel, OracleModel
     from coderefine.models.base import Model
-    from coderefine.models.factory import make_model
+    from coderefine.models.factory import make_model, make_role_model
 
     made: dict[str, Model] = {}
 
     def model_for(task: Any, strategy: Any) -> Model:
+        if strategy.mixed:
+            # A model per role (critic-model, reviser-model, default model), made once for the run.
+            if "\0mixed" not in made:
+                made["\0mixed"] = make_role_model(settings, environ)
+            return made["\0mixed"]
         name = strategy.model or settings.model
         if name == "oracle":
             return OracleModel(task)

@@ -47,7 +47,7 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.config import load_settings
     from coderefine.errors import GitError, MissingKeyError
     from coderefine.gitio import GitRepo
-    from coderefine.models.factory import make_model
+    from coderefine.models.factory import make_role_model
     from coderefine.report import github, gitlab, sarif
     from coderefine.report import review as review_report
     from coderefine.review import choose_intent, run_review
@@ -68,13 +68,13 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         note = "The model step was skipped (--no-model): signals only."
     else:
         try:
-            model = make_model(settings.model, settings, os.environ)
-        except MissingKeyError:
+            model = make_role_model(settings, os.environ, progress=sys.stderr)
+        except MissingKeyError as exc:
             if args.require_model:
                 raise
             note = (
-                "The model step was skipped: no ANTHROPIC_API_KEY (pull requests from forks get no secrets). "
-                "Signals only."
+                f"The model step was skipped: no {_credentials(exc)} (pull requests from forks get no "
+                "secrets). Signals only."
             )
     head_sha = repo.rev_parse(args.head)
     report = run_review(
@@ -117,3 +117,9 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             file=sys.stderr,
         )
     return report.exit_code(settings.fail_on)
+
+
+def _credentials(exc: Exception) -> str:
+    """What was missing, from the first line of the message (``no X for the model 'M'.``)."""
+    first = str(exc).splitlines()[0] if str(exc) else "credentials"
+    return first.removeprefix("no ").removesuffix(" Ways in:").rstrip(".")

@@ -35,7 +35,7 @@ def command_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.gitio import GitRepo
     from coderefine.hook import Hook
     from coderefine.lock import run_lock
-    from coderefine.models.factory import make_model
+    from coderefine.models.factory import make_role_model
     from coderefine.runner import SubprocessRunner
     from coderefine.writes import Journal
 
@@ -67,7 +67,7 @@ def command_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         settings,
         mode=settings.hook_mode,  # type: ignore[arg-type]
         intent=intent,
-        model_factory=lambda: make_model(settings.model, settings, os.environ),
+        model_factory=lambda: make_role_model(settings, os.environ),
         runner=SubprocessRunner(),
         environ=os.environ,
         cache=ReviewCache.for_project(repo.root, repo.git_dir, settings.cache_max_entries),

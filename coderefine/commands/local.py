@@ -36,7 +36,7 @@ def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.config import load_settings
     from coderefine.errors import UsageError
     from coderefine.gitio import GitRepo
-    from coderefine.models.factory import make_model
+    from coderefine.models.factory import make_role_model
     from coderefine.report.progress import StreamProgress
     from coderefine.report.refine import render_refine, render_refine_json
     from coderefine.runner import SubprocessRunner
@@ -57,7 +57,7 @@ def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         out.write(f"coderefine {args.command}: no Python files in the change; nothing to do\n")
         return EXIT_CLEAN
     record = Path(args.record) if args.record else None
-    model = make_model(settings.model, settings, os.environ, record=record)
+    model = make_role_model(settings, os.environ, record=record, progress=sys.stderr)
     progress = StreamProgress(sys.stderr, sys.stderr.isatty())
     try:
         outcome = refine_change(

@@ -1,4 +1,4 @@
-"""The Anthropic model, through the anthropic SDK.
+"""Claude through the anthropic SDK: Anthropic's API, or the SDK's own Bedrock and Vertex clients.
 
 ``import anthropic`` costs about a second of CPU, so it happens in a background thread started by
 ``warm_up()`` (the loop calls it before collecting the baseline signals, so the two overlap) and is
@@ -10,10 +10,9 @@ is translated into coderefine's errors, each with what to do.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 from coderefine.errors import (
     AuthError,
@@ -26,44 +25,11 @@ from coderefine.errors import (
     ReplyCutShortError,
 )
 from coderefine.models.base import Block, ModelReply, ModelRequest, Usage
+from coderefine.models.providers import no_key_message
+from coderefine.models.sdk import LazyImport
 
-NO_KEY_MESSAGE = (
-    "no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...), "
-    "or point ANTHROPIC_BASE_URL at an Anthropic-compatible local server; "
-    "'coderefine check' works without a model"
-)
-
-
-class _Importer:
-    """Imports the SDK once, in a background thread, and hands it over when needed."""
-
-    def __init__(self) -> None:
-        self._thread: threading.Thread | None = None
-        self._module: Any = None
-        self._error: BaseException | None = None
-        self._lock = threading.Lock()
-
-    def start(self) -> None:
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="coderefine-sdk-import", daemon=True)
-                self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            import anthropic
-
-            self._module = anthropic
-        except BaseException as exc:  # handed to the caller of get()
-            self._error = exc
-
-    def get(self) -> Any:
-        self.start()
-        assert self._thread is not None
-        self._thread.join()
-        if self._error is not None:
-            raise ModelError(f"cannot import the anthropic SDK ({self._error}); pip install anthropic")
-        return self._module
+Platform = Literal["anthropic", "bedrock", "vertex"]
+_EXTRAS = {"bedrock": "pip install 'anthropic[bedrock]'", "vertex": "pip install 'anthropic[vertex]'"}
 
 
 def _blocks(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
@@ -109,27 +75,48 @@ class AnthropicModel:
         timeout: float = 120.0,
         max_retries: int = 2,
         http_client: Any = None,
+        platform: Platform = "anthropic",
+        name: str | None = None,
+        credentials: Mapping[str, Any] | None = None,
     ) -> None:
         self._model = model
+        self._name = name or model
+        self._platform = platform
+        self._environ = environ
+        self._credentials = dict(credentials or {})
         self._api_key = environ.get("ANTHROPIC_API_KEY", "")
         self._base_url = environ.get("ANTHROPIC_BASE_URL") or None
-        if not self._api_key and not self._base_url:
-            raise MissingKeyError(NO_KEY_MESSAGE)
+        if platform == "anthropic" and not self._api_key and not self._base_url:
+            raise MissingKeyError(no_key_message(self._name))
+        if platform == "bedrock" and not (
+            environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or environ.get("AWS_PROFILE")
+        ):
+            raise MissingKeyError(
+                "Bedrock needs a region: export AWS_REGION=us-east-1 (or AWS_PROFILE with a region).\n"
+                + no_key_message(self._name)
+            )
+        if platform == "vertex" and not environ.get("CLOUD_ML_REGION"):
+            raise MissingKeyError(
+                "Vertex needs a region: export CLOUD_ML_REGION=us-east5 (and ANTHROPIC_VERTEX_PROJECT_ID).\n"
+                + no_key_message(self._name)
+            )
         self._timeout = timeout
         self._max_retries = max_retries
         self._http_client = http_client
         self._client: Any = None
-        self._importer = _Importer()
+        self._importer = LazyImport("anthropic", _EXTRAS.get(platform, "pip install anthropic"))
 
     @property
     def name(self) -> str:
-        return self._model
+        return self._name
 
     def warm_up(self) -> None:
         """Start importing the SDK in the background."""
         self._importer.start()
 
     def _get_client(self) -> Any:
+        if self._client is None and self._platform != "anthropic":
+            self._client = self._platform_client(self._importer.get())
         if self._client is None:
             sdk = self._importer.get()
             self._client = sdk.Anthropic(
@@ -142,12 +129,54 @@ class AnthropicModel:
             )
         return self._client
 
+    def _platform_client(self, sdk: Any) -> Any:
+        """The SDK's Bedrock or Vertex client, with credentials from ``environ`` (or ``credentials``)."""
+        env = self._environ
+        common: dict[str, Any] = {
+            "timeout": self._timeout,
+            "max_retries": self._max_retries,
+            "http_client": self._http_client,
+        }
+        try:
+            if self._platform == "bedrock":
+                if env.get("AWS_BEARER_TOKEN_BEDROCK"):
+                    auth: dict[str, Any] = {"api_key": env["AWS_BEARER_TOKEN_BEDROCK"]}
+                else:
+                    auth = {
+                        "aws_access_key": env.get("AWS_ACCESS_KEY_ID"),
+                        "aws_secret_key": env.get("AWS_SECRET_ACCESS_KEY"),
+                        "aws_session_token": env.get("AWS_SESSION_TOKEN"),
+                        "aws_profile": env.get("AWS_PROFILE"),
+                    }
+                return sdk.AnthropicBedrock(
+                    aws_region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION"),
+                    base_url=env.get("ANTHROPIC_BEDROCK_BASE_URL") or None,
+                    **auth,
+                    **common,
+                    **self._credentials,
+                )
+            if env.get("GOOGLE_OAUTH_ACCESS_TOKEN") and "access_token" not in self._credentials:
+                # A short-lived token (gcloud auth print-access-token), as Terraform and others take it;
+                # without one the SDK asks google-auth for the application-default credentials.
+                common["access_token"] = env["GOOGLE_OAUTH_ACCESS_TOKEN"]
+            return sdk.AnthropicVertex(
+                region=env["CLOUD_ML_REGION"],
+                project_id=env.get("ANTHROPIC_VERTEX_PROJECT_ID") or sdk.NOT_GIVEN,
+                base_url=env.get("ANTHROPIC_VERTEX_BASE_URL") or None,
+                **common,
+                **self._credentials,
+            )
+        except (ImportError, ValueError) as exc:
+            raise ModelError(
+                f"cannot set up the {self._platform} client ({exc}); {_EXTRAS[self._platform]}"
+            ) from exc
+
     def complete(self, request: ModelRequest) -> ModelReply:
         client = self._get_client()
         params = request_params(self._model, request)
         for attempt in range(self._max_retries + 1):
             try:
-                with _translate_errors(self._importer.get(), self._model):
+                with _translate_errors(self._importer.get(), self._model, self._platform):
                     response = client.messages.create(**params)
                 break
             except ReplyCutShortError:
@@ -166,18 +195,20 @@ class AnthropicModel:
                 cache_write_tokens=usage.cache_creation_input_tokens or 0,
                 cache_read_tokens=usage.cache_read_input_tokens or 0,
             ),
-            model=str(response.model or self._model),
+            model=self._name if self._platform != "anthropic" else str(response.model or self._model),
             stop_reason=str(response.stop_reason or ""),
         )
 
 
 @contextmanager
-def _translate_errors(sdk: Any, model: str) -> Iterator[None]:
+def _translate_errors(sdk: Any, model: str, platform: Platform = "anthropic") -> Iterator[None]:
     try:
         yield
     except sdk.AuthenticationError as exc:
         raise AuthError(
             "the API refused the key (401); check ANTHROPIC_API_KEY, or unset it to use ANTHROPIC_BASE_URL"
+            if platform == "anthropic"
+            else f"{platform} refused the credentials (401); check them (see docs/models.md)"
         ) from exc
     except sdk.PermissionDeniedError as exc:
         raise AuthError(f"the key may not use {model} (403); choose another model with --model") from exc

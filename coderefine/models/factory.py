@@ -1,15 +1,61 @@
-"""Choose the model a run asks for: ``replay:FILE`` or an Anthropic model name; optionally recorded."""
+"""Choose the models a run asks for: ``replay:FILE``, or ``PROVIDER:MODEL`` (a bare name is Anthropic's),
+one per role when the roles differ; optionally recorded, with progress on stderr during long calls.
+
+No SDK is imported here: each provider's module imports its SDK lazily, in the background."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from coderefine.config import Settings
-from coderefine.models.base import Model
+from coderefine.models.base import Model, Role
+from coderefine.models.providers import ModelSpec, parse_spec
+from coderefine.models.roles import RoleModels, role_specs
+from coderefine.prices import price_of
 
 REPLAY_PREFIX = "replay:"
+
+
+def provider_timeout(spec: ModelSpec, settings: Settings) -> float:
+    """The provider's own ``timeout`` if configured, else ``model-timeout`` if set, else the preset's."""
+    if "timeout" in (settings.providers.get(spec.provider.name) or {}):
+        return spec.provider.timeout
+    if "model_timeout" in settings.sources:
+        return settings.model_timeout
+    return spec.provider.timeout
+
+
+def _single(spec_text: str, settings: Settings, environ: Mapping[str, str], http_client: Any) -> Model:
+    if spec_text.startswith(REPLAY_PREFIX):
+        from coderefine.models.replay import ReplayModel
+
+        return ReplayModel(Path(spec_text[len(REPLAY_PREFIX) :]))
+    spec = parse_spec(spec_text, settings.providers)
+    price_of(spec.name, settings.prices)  # a bad price entry is an error now, not after the first call
+    timeout = provider_timeout(spec, settings)
+    if spec.provider.family == "openai":
+        from coderefine.models.openai_chat import OpenAIChatModel
+
+        return OpenAIChatModel(
+            spec,
+            environ=environ,
+            timeout=timeout,
+            max_retries=settings.model_retries,
+            http_client=http_client,
+        )
+    from coderefine.models.anthropic import AnthropicModel
+
+    return AnthropicModel(
+        spec.model,
+        environ=environ,
+        timeout=timeout,
+        max_retries=settings.model_retries,
+        http_client=http_client,
+        platform=spec.provider.family,
+        name=spec.name,
+    )
 
 
 def make_model(
@@ -19,23 +65,41 @@ def make_model(
     *,
     record: Path | None = None,
     http_client: Any = None,
+    progress: TextIO | None = None,
 ) -> Model:
-    """The model for ``spec``; starts the SDK import in the background so it overlaps the signals."""
-    model: Model
-    if spec.startswith(REPLAY_PREFIX):
-        from coderefine.models.replay import ReplayModel
+    """The model for ``spec`` (every role); starts the SDK import in the background."""
+    return _finish(_with_progress(_single(spec, settings, environ, http_client), progress), record)
 
-        model = ReplayModel(Path(spec[len(REPLAY_PREFIX) :]))
-    else:
-        from coderefine.models.anthropic import AnthropicModel
 
-        model = AnthropicModel(
-            spec,
-            environ=environ,
-            timeout=settings.model_timeout,
-            max_retries=settings.model_retries,
-            http_client=http_client,
-        )
+def make_role_model(
+    settings: Settings,
+    environ: Mapping[str, str],
+    *,
+    record: Path | None = None,
+    http_client: Any = None,
+    progress: TextIO | None = None,
+) -> Model:
+    """The model of each role (``author-model``, ``critic-model``, ``reviser-model``, default ``model``):
+    one model when they are all the same, else a ``RoleModels`` that sends each request to its role's."""
+    made: dict[str, Model] = {}
+    roles: dict[Role, Model] = {}
+    for role, spec in role_specs(settings).items():
+        if spec not in made:
+            made[spec] = _with_progress(_single(spec, settings, environ, http_client), progress)
+        roles[role] = made[spec]
+    model = next(iter(made.values())) if len(made) == 1 else RoleModels(roles)
+    return _finish(model, record)
+
+
+def _with_progress(model: Model, progress: TextIO | None) -> Model:
+    if progress is None or model.name.startswith(REPLAY_PREFIX):
+        return model
+    from coderefine.models.heartbeat import Heartbeat
+
+    return Heartbeat(model, progress)
+
+
+def _finish(model: Model, record: Path | None) -> Model:
     if record is not None:
         from coderefine.models.replay import RecordingModel
 

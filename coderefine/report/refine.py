@@ -11,6 +11,7 @@ from coderefine.loop import RefineResult, RoundRecord
 from coderefine.models.base import Usage
 from coderefine.report.jsonout import SCHEMA_VERSION, signal_data
 from coderefine.report.text import signal_line, status_line
+from coderefine.report.usage import charges_data, charges_text
 from coderefine.signals.base import Comparison
 
 _STOPS = {
@@ -106,8 +107,10 @@ def render_refine(
     for signal in result.evaluation.comparison.introduced:
         lines.append("  " + signal_line(signal))
     lines.append(status_line(result.evaluation.comparison.statuses))
-    usage = " · ".join(f"{role} {_tokens(u)}" for role, u in result.usage.items()) or "no model calls"
-    lines.append(f"tokens: {usage} · cost ${result.cost:.4f}")
+    usage = charges_text(result.charges) or " · ".join(
+        f"{role} {_tokens(u)}" for role, u in result.usage.items()
+    )
+    lines.append(f"tokens: {usage or 'no model calls'} · cost ${result.cost:.4f}")
     if result.timings:
         lines.append("time: " + " · ".join(f"{k} {v:.1f}s" for k, v in result.timings.items()))
     if show_diff:
@@ -167,6 +170,7 @@ def refine_data(
         "signals_before": _comparison_data(result.initial.comparison),
         "signals_after": _comparison_data(result.evaluation.comparison),
         "usage": _usage_data(result.usage),
+        "models": charges_data(result.charges),
         "cost_usd": round(result.cost, 6),
         "timings": {k: round(v, 3) for k, v in result.timings.items()},
     }

@@ -8,6 +8,7 @@ import re
 
 from coderefine import __version__
 from coderefine.findings import Finding
+from coderefine.report.usage import charges_data, charges_text
 from coderefine.review import ReviewReport
 
 SUMMARY_MARKER = "<!-- coderefine:summary -->"
@@ -75,6 +76,8 @@ def render_text(report: ReviewReport) -> str:
         lines.append(
             f"tokens: {total_in / 1000:.1f}k in / {total_out / 1000:.1f}k out · cost ${report.cost:.4f}"
         )
+        if report.charges:
+            lines.append(f"per role and model: {charges_text(report.charges)}")
     return "\n".join(lines) + "\n"
 
 
@@ -143,5 +146,6 @@ def render_json(report: ReviewReport) -> str:
         "model_note": report.model_note,
         "usage": {role: dataclasses.asdict(u) for role, u in report.usage.items()},
         "cost_usd": round(report.cost, 6),
+        "models": charges_data(report.charges),
     }
     return json.dumps(data, indent=2) + "\n"

@@ -1,0 +1,43 @@
+"""Import a provider SDK once, in a background thread, and hand it over when the first call needs it.
+
+An SDK import costs about a second of CPU; started when the model is made, it overlaps the first signal
+collection, and ``--version``, ``--help``, ``check`` and a hook cache hit never pay for it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from typing import Any
+
+from coderefine.errors import ModelError
+
+
+class LazyImport:
+    def __init__(self, module: str, install_hint: str) -> None:
+        self._name = module
+        self._hint = install_hint
+        self._thread: threading.Thread | None = None
+        self._module: Any = None
+        self._error: BaseException | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="coderefine-sdk-import", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._module = importlib.import_module(self._name)
+        except BaseException as exc:  # handed to the caller of get()
+            self._error = exc
+
+    def get(self) -> Any:
+        self.start()
+        assert self._thread is not None
+        self._thread.join()
+        if self._error is not None:
+            raise ModelError(f"cannot import the {self._name} SDK ({self._error}); {self._hint}")
+        return self._module
