@@ -26,16 +26,16 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     out_dir = Path(args.out)
     runner = SubprocessRunner()
     chosen = strategies(args.strategies)
-    tasks, notes = load_bench_tasks(args.suite, out_dir, runner, os.environ)
-    for note in notes:
-        warn(note)
-    tasks = _select(tasks, args)
-    model_for = models_for(settings, os.environ)
     if any(s.mixed for s in chosen) and not (settings.critic_model or settings.reviser_model):
         raise UsageError(
             "coderefine-mixed needs --critic-model and/or --reviser-model (or critic-model and "
             "reviser-model in [tool.coderefine]) to mix with --model"
         )
+    tasks, notes = load_bench_tasks(args.suite, out_dir, runner, os.environ)
+    for note in notes:
+        warn(note)
+    tasks = _select(tasks, args)
+    model_for = models_for(settings, os.environ)
     total = len(tasks) * len(chosen)
     done = 0
 

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.bench.harness import run_bench, summary
+from coderefine.bench.harness import run_bench
 from coderefine.bench.models import DoNothingModel, OracleModel
 from coderefine.bench.report import markdown
 from coderefine.bench.strategies import STRATEGIES
+from coderefine.bench.summary import summary
 from coderefine.bench.tasks import Task, load_tasks, select_tasks
 from coderefine.cli import main
 from coderefine.config import Settings
@@ -22,7 +23,7 @@ from coderefine.runner import SubprocessRunner
 def test_a_good_critic_with_a_useless_reviser_is_measured_as_such(tmp_path: Path) -> None:
     tasks = select_tasks(load_tasks(), ids=["0"])
 
-    def mixed(task: Task) -> RoleModels:
+    def mixed(task: Task, strategy: object) -> RoleModels:
         oracle = OracleModel(task)
         return RoleModels({"author": oracle, "critic": oracle, "reviser": DoNothingModel()})
 
@@ -48,7 +49,18 @@ def test_a_mixed_strategy_needs_a_second_model(tmp_path: Path, monkeypatch: pyte
     err = io.StringIO()
     monkeypatch.setattr("sys.stderr", err)
     code = main(
-        ["bench", "--strategies", "coderefine-mixed", "--model", "oracle", "--limit", "1"], out=io.StringIO()
+        [
+            "bench",
+            "--suite",
+            "humanevalfix",
+            "--strategies",
+            "coderefine-mixed",
+            "--model",
+            "oracle",
+            "--limit",
+            "1",
+        ],
+        out=io.StringIO(),
     )
     assert code == 2
     assert "needs --critic-model and/or --reviser-model" in err.getvalue()
