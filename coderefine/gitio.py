@@ -169,6 +169,7 @@ class GitRepo:
 
         with _git_errors(f"cannot export {rev}"):
             data = self._repo.git.archive("--format=tar", rev, stdout_as_string=False)
+
         def safe(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
             # A link that points outside the tree (an absolute target, or ../ past the top) is left out,
             # not followed: tests run in the copy, and the data filter would refuse the whole commit.
