@@ -24,6 +24,7 @@ from coderefine.bench.library import (
     covered_lines,
     download_sdist,
     make_venv,
+    pin_pytest_root,
     run_suite,
     unpack,
 )
@@ -122,6 +123,7 @@ def _build(
         progress(f"{label}: installing its test dependencies ({', '.join(source.requires)})")
         python = make_venv(folder / "venv", source.requires, runner, label)
         stored_python = str(Path(python).relative_to(folder))
+    pin_pytest_root(tree)
     progress(f"{label}: running its tests twice for the baseline")
     deselect, baseline = _baseline(python, tree, runner, environ, label)
     progress(f"{label}: {len(baseline.passed())} tests green, {len(deselect)} left out (failing or flaky)")

@@ -128,6 +128,26 @@ def make_venv(folder: Path, requirements: Sequence[str], runner: Runner, label: 
     return python
 
 
+_PYTEST_SECTIONS = {
+    "pytest.ini": "",
+    ".pytest.ini": "",
+    "pyproject.toml": "[tool.pytest.ini_options]",
+    "tox.ini": "[pytest]",
+    "setup.cfg": "[tool:pytest]",
+}
+
+
+def pin_pytest_root(tree: Path) -> None:
+    """Make ``tree`` its own pytest root: without a pytest configuration of its own, pytest would take the
+    first one in a folder above (a suite built inside another project would get that project's settings,
+    and test ids relative to it). An empty ``[pytest]`` section is pytest's defaults."""
+    for name, section in _PYTEST_SECTIONS.items():
+        config = tree / name
+        if config.is_file() and section in config.read_text("utf-8", errors="replace"):
+            return
+    (tree / "pytest.ini").write_text("[pytest]\n", "utf-8")
+
+
 def run_suite(
     python: str,
     tree: Path,
