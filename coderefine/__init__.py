@@ -20,9 +20,9 @@ if TYPE_CHECKING:
     from coderefine.critique import Critique, Issue
     from coderefine.errors import CoderefineError
     from coderefine.fix import FixOutcome
-    from coderefine.loop import RefineResult, RoundRecord
     from coderefine.models.base import Model, ModelReply, ModelRequest, Usage
     from coderefine.models.scripted import ScriptedModel
+    from coderefine.records import RefineResult, RoundRecord
     from coderefine.signals.base import Signal
     from coderefine.writes import UndoResult
 
@@ -40,8 +40,8 @@ _EXPORTS = {
     "Issue": "coderefine.critique",
     "CoderefineError": "coderefine.errors",
     "FixOutcome": "coderefine.fix",
-    "RefineResult": "coderefine.loop",
-    "RoundRecord": "coderefine.loop",
+    "RefineResult": "coderefine.records",
+    "RoundRecord": "coderefine.records",
     "Model": "coderefine.models.base",
     "ModelReply": "coderefine.models.base",
     "ModelRequest": "coderefine.models.base",

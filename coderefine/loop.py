@@ -7,335 +7,42 @@ were measured in an isolated tree; the caller decides to write, show or publish 
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal
 
+from coderefine.acceptance import blocking, digest, no_worse, signal_critique, worse_critique
 from coderefine.change import Change
 from coderefine.config import Settings
-from coderefine.context import FileView, named_spans, unseen_note, views_for
-from coderefine.critique import Critique, CritiqueError, Issue, parse_critique
-from coderefine.edits import EditError, apply_edits, parse_edit_blocks
+from coderefine.critique import Critique, CritiqueError
 from coderefine.errors import BudgetExceededError, TimeLimitError
 from coderefine.evaluate import Evaluation
-from coderefine.gate import run_gate
-from coderefine.models.base import Block, Message, Model, ModelReply, ModelRequest, Role, Usage
+from coderefine.models.base import Model
 from coderefine.policy import confirmed_by_signals
-from coderefine.prices import cost_of
-from coderefine.prompting import PromptBuilder, excerpt
-from coderefine.redact import Redactor
-from coderefine.signals.base import SEVERITY_RANK, Comparison
-from coderefine.symbols import changed_symbols
+from coderefine.records import ModelCharge, Outcome, RefineResult, RoundRecord, StopReason
+from coderefine.session import Evaluates, Ledger, NoProgress, Progress, RejectedEdit, Session
+from coderefine.signals.base import Comparison
 
-StopReason = Literal["passed", "no-progress", "repeated", "rounds", "budget", "timeout", "gate", "reviewed"]
-Outcome = Literal[
-    "passed",
-    "accepted",
-    "rejected",
-    "edit-failed",
-    "gate-failed",
-    "no-edits",
-    "budget",
-    "timeout",
-    "reviewed",
+# The records and the session used to live here; their names stay importable from this module.
+__all__ = [
+    "Evaluates",
+    "Ledger",
+    "ModelCharge",
+    "NoProgress",
+    "Outcome",
+    "Progress",
+    "RefineResult",
+    "RejectedEdit",
+    "RoundRecord",
+    "Session",
+    "StopReason",
+    "blocking",
+    "no_worse",
+    "refine",
+    "review",
+    "signal_critique",
+    "worse_critique",
 ]
-
-
-class Evaluates(Protocol):
-    """What the loop needs of ``evaluate.Evaluator``."""
-
-    def evaluate(self, texts: Mapping[str, str]) -> Evaluation: ...
-
-
-class Progress(Protocol):
-    def phase(self, name: str, round_number: int, tokens: int) -> None: ...
-
-
-class NoProgress:
-    def phase(self, name: str, round_number: int, tokens: int) -> None:
-        pass
-
-
-@dataclass(frozen=True)
-class RoundRecord:
-    number: int
-    critique: Critique | None
-    outcome: Outcome
-    before: Comparison
-    after: Comparison | None = None
-    changed: tuple[str, ...] = ()
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class ModelCharge:
-    """Tokens and cost of one role on one model (a run with a model per role has one per role)."""
-
-    role: str
-    model: str
-    usage: Usage
-    cost: float
-
-
-@dataclass(frozen=True)
-class RefineResult:
-    change: Change
-    intent: str
-    original: Mapping[str, str]
-    final: Mapping[str, str]
-    initial: Evaluation
-    evaluation: Evaluation
-    rounds: tuple[RoundRecord, ...]
-    stop: StopReason
-    usage: Mapping[str, Usage]
-    cost: float
-    timings: Mapping[str, float]
-    drafted: bool = False
-    critique: Critique | None = None
-    charges: tuple[ModelCharge, ...] = ()
-
-    @property
-    def changed(self) -> bool:
-        return dict(self.final) != dict(self.original)
-
-    @property
-    def total_usage(self) -> Usage:
-        total = Usage()
-        for usage in self.usage.values():
-            total = total + usage
-        return total
-
-    def changed_paths(self) -> tuple[str, ...]:
-        return tuple(p for p, text in self.final.items() if self.original.get(p) != text)
-
-
-def redact_request(request: ModelRequest, redactor: Redactor) -> ModelRequest:
-    """``request`` with every secret in its text replaced by a placeholder."""
-    system = tuple(Block(redactor.redact(b.text), b.cache) for b in request.system)
-    messages = tuple(
-        Message(m.role, tuple(Block(redactor.redact(b.text), b.cache) for b in m.blocks))
-        for m in request.messages
-    )
-    return dataclasses.replace(request, system=system, messages=messages)
-
-
-def restore_reply(reply: ModelReply, redactor: Redactor) -> ModelReply:
-    """``reply`` with the placeholders it quotes turned back into the secrets they stand for."""
-    tool_input = redactor.restore_data(dict(reply.tool_input)) if reply.tool_input is not None else None
-    return dataclasses.replace(reply, text=redactor.restore(reply.text), tool_input=tool_input)  # type: ignore[arg-type]
-
-
-def blocking(comparison: Comparison, fail_on: str) -> int:
-    """Introduced signals at or above ``fail_on`` (never 0 when a source is missing)."""
-    if fail_on == "never":
-        return 0
-    floor = SEVERITY_RANK[fail_on]
-    count = sum(1 for s in comparison.introduced if SEVERITY_RANK[s.severity] >= floor)
-    return count + len(comparison.missing())
-
-
-def no_worse(candidate: Comparison, current: Comparison) -> bool:
-    """Whether the candidate's introduced signals weigh no more than the current ones, severity first
-    (one failing test fewer outweighs a new lint warning), and no source went missing."""
-    return candidate.weight() <= current.weight() and len(candidate.missing()) <= len(current.missing())
-
-
-def _digest(texts: Mapping[str, str]) -> str:
-    return hashlib.sha256("\0".join(f"{p}\0{t}" for p, t in sorted(texts.items())).encode()).hexdigest()
-
-
-@dataclass
-class Ledger:
-    """Tokens, cost and time of a run (mutable; one per run, shared by the sessions of a review)."""
-
-    settings: Settings
-    clock: Callable[[], float]
-    deadline: float | None = None
-    usage: dict[str, Usage] = field(default_factory=dict)
-    cost: float = 0.0
-    timings: dict[str, float] = field(default_factory=dict)
-    by_model: dict[tuple[str, str], ModelCharge] = field(default_factory=dict)
-
-    def tokens(self) -> int:
-        return sum(u.total for u in self.usage.values())
-
-    def charge(self, role: Role, reply: ModelReply) -> None:
-        self.usage[role] = self.usage.get(role, Usage()) + reply.usage
-        cost = cost_of(reply.model, reply.usage, self.settings.prices)
-        self.cost += cost
-        old = self.by_model.get((role, reply.model), ModelCharge(role, reply.model, Usage(), 0.0))
-        self.by_model[(role, reply.model)] = ModelCharge(
-            role, reply.model, old.usage + reply.usage, old.cost + cost
-        )
-
-    def charges(self) -> tuple[ModelCharge, ...]:
-        return tuple(self.by_model.values())
-
-    def allow(self, request: ModelRequest) -> None:
-        """Refuse a call that could take the run past its token, cost or time budget."""
-        if self.deadline is not None and self.clock() >= self.deadline:
-            raise TimeLimitError("the time limit was reached")
-        estimate = len(request.prompt_text()) // 3 + request.max_tokens
-        max_tokens, max_cost = self.settings.max_tokens, self.settings.max_cost
-        if max_tokens and self.tokens() + estimate > max_tokens:
-            raise BudgetExceededError(f"token budget of {max_tokens} reached ({self.tokens()} used)")
-        if max_cost and self.cost >= max_cost:
-            raise BudgetExceededError(f"cost budget of ${max_cost:.2f} reached (${self.cost:.2f} used)")
-
-    def time(self, phase: str, start: float) -> None:
-        self.timings[phase] = self.timings.get(phase, 0.0) + self.clock() - start
-
-
-class Session:
-    """The calls of one run on one change: critique, edit (with one retry), evaluate; all charged to the
-    run's ledger."""
-
-    def __init__(
-        self,
-        change: Change,
-        settings: Settings,
-        model: Model,
-        evaluator: Evaluates,
-        intent: str,
-        progress: Progress,
-        clock: Callable[[], float],
-        deadline: float | None = None,
-        ledger: Ledger | None = None,
-    ) -> None:
-        self.change = change
-        self.settings = settings
-        self.model = model
-        self.evaluator = evaluator
-        self.intent = intent
-        self.progress = progress
-        self.ledger = ledger or Ledger(settings, clock, deadline)
-        self.prompts = PromptBuilder(settings.max_output_tokens)
-        self.allowed = list(change.paths)
-        self.redactor = Redactor()
-        self.original = {f.path: f.after.text for f in change.files}
-        self.before = {f.path: f.before.text for f in change.files if f.before is not None}
-        self.shown: dict[str, FileView] = {}
-
-    def views(self, texts: Mapping[str, str], comparison: Comparison) -> dict[str, FileView]:
-        """What the next requests show of each file (whole when small; see ``context``). The critic
-        and the reviser of a round get the same views, so they share one cached prefix."""
-        self.shown = views_for(texts, self.before, comparison.introduced, self.settings.context_lines)
-        return self.shown
-
-    def call(self, request: ModelRequest, round_number: int) -> ModelReply:
-        """One model call: within the budget, with secrets redacted out and restored in the answer."""
-        self.ledger.allow(request)
-        self.progress.phase(request.role, round_number, self.ledger.tokens())
-        start = self.ledger.clock()
-        reply = self.model.complete(redact_request(request, self.redactor))
-        self.ledger.time(request.role, start)
-        self.ledger.charge(request.role, reply)
-        return restore_reply(reply, self.redactor)
-
-    def evaluate(self, texts: Mapping[str, str], round_number: int) -> Evaluation:
-        self.progress.phase("signals", round_number, self.ledger.tokens())
-        start = self.ledger.clock()
-        evaluation = self.evaluator.evaluate(texts)
-        self.ledger.time("signals", start)
-        return evaluation
-
-    def critique(self, texts: Mapping[str, str], current: Evaluation, round_number: int) -> Critique:
-        diff = _diff(self.before, texts)
-        changed = sorted({n for p, t in texts.items() for n in changed_symbols(self.before.get(p, ""), t)})
-        request = self.prompts.critic(
-            texts,
-            intent=self.intent,
-            diff=diff,
-            changed=changed,
-            comparison=current.comparison,
-            views=self.views(texts, current.comparison),
-        )
-        reply = self.call(request, round_number)
-        try:
-            return parse_critique(reply.tool_input, reply.text, texts)
-        except CritiqueError as exc:
-            retry = self.prompts.retry(request, reply.text, "critique_retry", str(exc) + _why(reply))
-            reply = self.call(retry, round_number)
-            try:
-                return parse_critique(reply.tool_input, reply.text, texts)
-            except CritiqueError as again:
-                raise CritiqueError(str(again) + _why(reply)) from again
-
-    def edit(
-        self, request: ModelRequest, texts: Mapping[str, str], round_number: int
-    ) -> tuple[dict[str, str], tuple[str, ...]]:
-        """Ask for edit blocks, apply and gate them; once more with the exact error if that fails."""
-        for attempt in (1, 2):
-            reply = self.call(request, round_number)
-            start = self.ledger.clock()
-            try:
-                return self._apply(reply.text, texts)
-            except RejectedEdit as exc:
-                if attempt == 2:
-                    raise RejectedEdit(exc.kind, exc.feedback + _why(reply)) from exc
-                request = self.prompts.retry(request, reply.text, "retry", exc.feedback + _why(reply))
-            finally:
-                self.ledger.time("gate", start)
-        raise AssertionError("unreachable")
-
-    def _apply(self, reply: str, texts: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
-        default = self.allowed[0] if len(self.allowed) == 1 else None
-        try:
-            blocks = parse_edit_blocks(reply, default_path=default)
-            changed = apply_edits(texts, blocks, self.allowed)
-        except EditError as exc:
-            raise RejectedEdit("edit-failed", exc.feedback() + self._unseen(reply)) from exc
-        gate = run_gate(changed, texts, root=self.change.root, allowed=self.allowed)
-        if not gate.ok:
-            raise RejectedEdit("gate-failed", "The edited code does not pass the gate:\n" + gate.feedback())
-        return {**texts, **changed}, gate.changed
-
-    def _unseen(self, reply: str) -> str:
-        """For a file shown in part: say so, and show the hidden definitions the reply tried to edit."""
-        note = unseen_note(self.shown)
-        if not note:
-            return ""
-        spans = [excerpt(v, span) for v in self.shown.values() for span in named_spans(v, reply)]
-        return "\n\n" + note + ("\n\n" + "\n\n".join(spans) if spans else "")
-
-
-def _why(reply: ModelReply) -> str:
-    """What the provider said about an unusable answer: cut at the token limit, empty, thoughts only."""
-    if reply.stop_reason == "max_tokens":
-        return " (the answer was cut off at the output token limit: answer shorter)"
-    if not reply.text.strip() and reply.tool_input is None:
-        return " (the answer was empty" + (
-            ": only reasoning, no answer)" if reply.stop_reason == "reasoning-only" else ")"
-        )
-    return ""
-
-
-class RejectedEdit(Exception):
-    """The model's edit blocks could not be applied, or their result failed the gate."""
-
-    def __init__(self, kind: Literal["edit-failed", "gate-failed"], feedback: str) -> None:
-        super().__init__(feedback)
-        self.kind = kind
-        self.feedback = feedback
-
-
-def _diff(before: Mapping[str, str], after: Mapping[str, str]) -> str:
-    import difflib
-
-    parts: list[str] = []
-    for path, text in after.items():
-        old = before.get(path)
-        if old is None:
-            continue
-        parts.extend(
-            difflib.unified_diff(
-                old.splitlines(keepends=True), text.splitlines(keepends=True), f"a/{path}", f"b/{path}"
-            )
-        )
-    return "".join(parts)
 
 
 def refine(
@@ -375,7 +82,7 @@ def refine(
     texts = dict(run.original)
     initial = current = run.evaluate(texts, 0)
     rounds: list[RoundRecord] = []
-    seen = {_digest(texts)}
+    seen = {digest(texts)}
     stop: StopReason = "rounds"
     drafted = False
     last_critique: Critique | None = None
@@ -384,19 +91,17 @@ def refine(
         try:
             request = run.prompts.author(texts, intent=run.intent)
             candidate, changed = run.edit(request, texts, 0)
-        except BudgetExceededError as exc:
-            reason = _budget_reason(exc)
-            rounds.append(RoundRecord(0, None, reason, current.comparison, note=str(exc)))
+        except (BudgetExceededError, RejectedEdit) as exc:
+            record, reason = _ended(0, None, current.comparison, exc)
+            rounds.append(record)
+            reason = "gate" if isinstance(exc, RejectedEdit) else reason
             return _result(run, texts, initial, current, rounds, reason, drafted, None)
-        except RejectedEdit as exc:
-            rounds.append(RoundRecord(0, None, exc.kind, current.comparison, note=exc.feedback))
-            return _result(run, texts, initial, current, rounds, "gate", drafted, None)
         evaluation = run.evaluate(candidate, 0)
         rounds.append(
             RoundRecord(0, None, "accepted", current.comparison, evaluation.comparison, changed, "drafted")
         )
         texts, current, drafted = candidate, evaluation, True
-        seen.add(_digest(texts))
+        seen.add(digest(texts))
 
     worse: Critique | None = None
     for number in range(1, (settings.rounds if max_rounds is None else max_rounds) + 1):
@@ -415,15 +120,9 @@ def refine(
                 critique = signal_critique(current.comparison)
             else:
                 critique = run.critique(texts, current, number)
-        except BudgetExceededError as exc:
-            stop = _budget_reason(exc)
-            rounds.append(RoundRecord(number, None, stop, current.comparison, note=str(exc)))
-            break
-        except CritiqueError as exc:
-            rounds.append(
-                RoundRecord(number, None, "rejected", current.comparison, note=f"critique unusable: {exc}")
-            )
-            stop = "no-progress"
+        except (BudgetExceededError, CritiqueError) as exc:
+            record, stop = _ended(number, None, current.comparison, exc)
+            rounds.append(record)
             break
         last_critique = critique
         clean = blocking(current.comparison, settings.fail_on) == 0
@@ -440,13 +139,9 @@ def refine(
                 views=run.views(texts, current.comparison),
             )
             candidate, changed = run.edit(request, texts, number)
-        except BudgetExceededError as exc:
-            stop = _budget_reason(exc)
-            rounds.append(RoundRecord(number, critique, stop, current.comparison, note=str(exc)))
-            break
-        except RejectedEdit as exc:
-            rounds.append(RoundRecord(number, critique, exc.kind, current.comparison, note=exc.feedback))
-            stop = "no-progress"
+        except (BudgetExceededError, RejectedEdit) as exc:
+            record, stop = _ended(number, critique, current.comparison, exc)
+            rounds.append(record)
             break
         if candidate == texts:
             rounds.append(
@@ -456,8 +151,8 @@ def refine(
             )
             stop = "no-progress"
             break
-        digest = _digest(candidate)
-        if digest in seen:
+        key = digest(candidate)
+        if key in seen:
             rounds.append(
                 RoundRecord(
                     number,
@@ -470,7 +165,7 @@ def refine(
             )
             stop = "repeated"
             break
-        seen.add(digest)
+        seen.add(key)
         evaluation = run.evaluate(candidate, number)
         if not no_worse(evaluation.comparison, current.comparison):
             rounds.append(
@@ -505,45 +200,21 @@ def refine(
     return _result(run, texts, initial, current, rounds, stop, drafted, last_critique)
 
 
-def worse_critique(candidate: Comparison, current: Comparison) -> Critique:
-    """What a discarded candidate made worse, as the critique of the next revision."""
-    before = {(s.path, s.code, s.message) for s in current.introduced}
-    issues = tuple(
-        Issue(
-            title=f"your last revision was discarded: it introduced {s.code}: {s.message}"[:200],
-            severity=s.severity,
-            path=s.path,
-            line=s.line,
-            end_line=s.end_line,
-            evidence=s.anchor or s.detail[-500:],
-            suggestion="revise again from the current files without introducing this",
-        )
-        for s in candidate.introduced
-        if (s.path, s.code, s.message) not in before
-    )
-    return Critique("revise", "the last revision made a signal worse and was discarded", issues)
-
-
-def signal_critique(comparison: Comparison) -> Critique:
-    """A critique made of the introduced signals alone: what the reviser sees when there is no critic."""
-    issues = tuple(
-        Issue(
-            title=f"{s.code}: {s.message}"[:200],
-            severity=s.severity,
-            path=s.path,
-            line=s.line,
-            end_line=s.end_line,
-            evidence=s.anchor or s.detail[-500:],
-            suggestion="make this signal go away without changing intended behaviour",
-        )
-        for s in comparison.introduced
-        if s.severity != "info"
-    )
-    return Critique("revise" if issues else "pass", "the signals of the current code", issues)
-
-
-def _budget_reason(exc: BudgetExceededError) -> Literal["budget", "timeout"]:
-    return "timeout" if isinstance(exc, TimeLimitError) else "budget"
+def _ended(
+    number: int,
+    critique: Critique | None,
+    comparison: Comparison,
+    exc: BudgetExceededError | CritiqueError | RejectedEdit,
+) -> tuple[RoundRecord, StopReason]:
+    """The record of a round cut short (by the budget, an unusable critique or rejected edits) and the
+    reason the run stops."""
+    if isinstance(exc, BudgetExceededError):
+        reason: Literal["budget", "timeout"] = "timeout" if isinstance(exc, TimeLimitError) else "budget"
+        return RoundRecord(number, critique, reason, comparison, note=str(exc)), reason
+    if isinstance(exc, CritiqueError):
+        note = f"critique unusable: {exc}"
+        return RoundRecord(number, None, "rejected", comparison, note=note), "no-progress"
+    return RoundRecord(number, critique, exc.kind, comparison, note=exc.feedback), "no-progress"
 
 
 def review(
@@ -564,13 +235,9 @@ def review(
     current = run.evaluate(texts, 0)
     try:
         critique = run.critique(texts, current, 1)
-    except BudgetExceededError as exc:
-        reason = _budget_reason(exc)
-        record = RoundRecord(1, None, reason, current.comparison, note=str(exc))
+    except (BudgetExceededError, CritiqueError) as exc:
+        record, reason = _ended(1, None, current.comparison, exc)
         return _result(run, texts, current, current, [record], reason, False, None)
-    except CritiqueError as exc:
-        record = RoundRecord(1, None, "rejected", current.comparison, note=f"critique unusable: {exc}")
-        return _result(run, texts, current, current, [record], "no-progress", False, None)
     passed = blocking(current.comparison, settings.fail_on) == 0 and (
         critique.verdict == "pass" or not critique.issues
     )

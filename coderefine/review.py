@@ -32,9 +32,10 @@ from coderefine.findings import (
     from_signal,
     right_side_lines,
 )
-from coderefine.loop import Ledger, ModelCharge, RejectedEdit, Session
 from coderefine.models.base import Model, Usage
+from coderefine.records import ModelCharge
 from coderefine.runner import Runner
+from coderefine.session import Ledger, RejectedEdit, Session
 from coderefine.signals.base import SEVERITY_RANK, Comparison, SourceStatus
 
 

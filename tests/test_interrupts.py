@@ -110,7 +110,7 @@ def test_interrupt_during_the_signals_kills_the_tests_too(tmp_path: Path, signum
 
 
 def test_interrupt_in_the_gate_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from coderefine import loop
+    from coderefine import session
     from tests.hostile import run_fix
     from tests.test_loop import FIX, PASS, revise
 
@@ -119,7 +119,7 @@ def test_interrupt_in_the_gate_changes_nothing(tmp_path: Path, monkeypatch: pyte
     def interrupted(*args: object, **kwargs: object) -> object:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(loop, "run_gate", interrupted)
+    monkeypatch.setattr(session, "run_gate", interrupted)
     outcome = run_fix(root, [("critic", revise()), ("reviser", FIX), ("critic", PASS)], driver="replay")
     assert outcome.exit_code == 130
     assert outcome.changed == []

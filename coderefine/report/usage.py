@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from coderefine.loop import ModelCharge
 from coderefine.models.base import Usage
+from coderefine.records import ModelCharge
 
 
 def tokens_text(usage: Usage) -> str:

@@ -1,0 +1,247 @@
+"""The calls of one run: each model call within the run's budget (secrets redacted out and restored in),
+critique with its one retry, edit blocks applied and gated with their one retry, and signals measured."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from coderefine.change import Change
+from coderefine.config import Settings
+from coderefine.context import FileView, named_spans, unseen_note, views_for
+from coderefine.critique import Critique, CritiqueError, parse_critique
+from coderefine.edits import EditError, apply_edits, parse_edit_blocks
+from coderefine.errors import BudgetExceededError, TimeLimitError
+from coderefine.evaluate import Evaluation
+from coderefine.gate import run_gate
+from coderefine.models.base import Block, Message, Model, ModelReply, ModelRequest, Role, Usage
+from coderefine.prices import cost_of
+from coderefine.prompting import PromptBuilder, excerpt
+from coderefine.records import ModelCharge
+from coderefine.redact import Redactor
+from coderefine.signals.base import Comparison
+from coderefine.symbols import changed_symbols
+
+
+class Evaluates(Protocol):
+    """What the loop needs of ``evaluate.Evaluator``."""
+
+    def evaluate(self, texts: Mapping[str, str]) -> Evaluation: ...
+
+
+class Progress(Protocol):
+    def phase(self, name: str, round_number: int, tokens: int) -> None: ...
+
+
+class NoProgress:
+    def phase(self, name: str, round_number: int, tokens: int) -> None:
+        pass
+
+
+def redact_request(request: ModelRequest, redactor: Redactor) -> ModelRequest:
+    """``request`` with every secret in its text replaced by a placeholder."""
+    system = tuple(Block(redactor.redact(b.text), b.cache) for b in request.system)
+    messages = tuple(
+        Message(m.role, tuple(Block(redactor.redact(b.text), b.cache) for b in m.blocks))
+        for m in request.messages
+    )
+    return dataclasses.replace(request, system=system, messages=messages)
+
+
+def restore_reply(reply: ModelReply, redactor: Redactor) -> ModelReply:
+    """``reply`` with the placeholders it quotes turned back into the secrets they stand for."""
+    tool_input = redactor.restore_data(dict(reply.tool_input)) if reply.tool_input is not None else None
+    return dataclasses.replace(reply, text=redactor.restore(reply.text), tool_input=tool_input)  # type: ignore[arg-type]
+
+
+@dataclass
+class Ledger:
+    """Tokens, cost and time of a run (mutable; one per run, shared by the sessions of a review)."""
+
+    settings: Settings
+    clock: Callable[[], float]
+    deadline: float | None = None
+    usage: dict[str, Usage] = field(default_factory=dict)
+    cost: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+    by_model: dict[tuple[str, str], ModelCharge] = field(default_factory=dict)
+
+    def tokens(self) -> int:
+        return sum(u.total for u in self.usage.values())
+
+    def charge(self, role: Role, reply: ModelReply) -> None:
+        self.usage[role] = self.usage.get(role, Usage()) + reply.usage
+        cost = cost_of(reply.model, reply.usage, self.settings.prices)
+        self.cost += cost
+        old = self.by_model.get((role, reply.model), ModelCharge(role, reply.model, Usage(), 0.0))
+        self.by_model[(role, reply.model)] = ModelCharge(
+            role, reply.model, old.usage + reply.usage, old.cost + cost
+        )
+
+    def charges(self) -> tuple[ModelCharge, ...]:
+        return tuple(self.by_model.values())
+
+    def allow(self, request: ModelRequest) -> None:
+        """Refuse a call that could take the run past its token, cost or time budget."""
+        if self.deadline is not None and self.clock() >= self.deadline:
+            raise TimeLimitError("the time limit was reached")
+        estimate = len(request.prompt_text()) // 3 + request.max_tokens
+        max_tokens, max_cost = self.settings.max_tokens, self.settings.max_cost
+        if max_tokens and self.tokens() + estimate > max_tokens:
+            raise BudgetExceededError(f"token budget of {max_tokens} reached ({self.tokens()} used)")
+        if max_cost and self.cost >= max_cost:
+            raise BudgetExceededError(f"cost budget of ${max_cost:.2f} reached (${self.cost:.2f} used)")
+
+    def time(self, phase: str, start: float) -> None:
+        self.timings[phase] = self.timings.get(phase, 0.0) + self.clock() - start
+
+
+class Session:
+    """The calls of one run on one change: critique, edit (with one retry), evaluate; all charged to the
+    run's ledger."""
+
+    def __init__(
+        self,
+        change: Change,
+        settings: Settings,
+        model: Model,
+        evaluator: Evaluates,
+        intent: str,
+        progress: Progress,
+        clock: Callable[[], float],
+        deadline: float | None = None,
+        ledger: Ledger | None = None,
+    ) -> None:
+        self.change = change
+        self.settings = settings
+        self.model = model
+        self.evaluator = evaluator
+        self.intent = intent
+        self.progress = progress
+        self.ledger = ledger or Ledger(settings, clock, deadline)
+        self.prompts = PromptBuilder(settings.max_output_tokens)
+        self.allowed = list(change.paths)
+        self.redactor = Redactor()
+        self.original = {f.path: f.after.text for f in change.files}
+        self.before = {f.path: f.before.text for f in change.files if f.before is not None}
+        self.shown: dict[str, FileView] = {}
+
+    def views(self, texts: Mapping[str, str], comparison: Comparison) -> dict[str, FileView]:
+        """What the next requests show of each file (whole when small; see ``context``). The critic
+        and the reviser of a round get the same views, so they share one cached prefix."""
+        self.shown = views_for(texts, self.before, comparison.introduced, self.settings.context_lines)
+        return self.shown
+
+    def call(self, request: ModelRequest, round_number: int) -> ModelReply:
+        """One model call: within the budget, with secrets redacted out and restored in the answer."""
+        self.ledger.allow(request)
+        self.progress.phase(request.role, round_number, self.ledger.tokens())
+        start = self.ledger.clock()
+        reply = self.model.complete(redact_request(request, self.redactor))
+        self.ledger.time(request.role, start)
+        self.ledger.charge(request.role, reply)
+        return restore_reply(reply, self.redactor)
+
+    def evaluate(self, texts: Mapping[str, str], round_number: int) -> Evaluation:
+        self.progress.phase("signals", round_number, self.ledger.tokens())
+        start = self.ledger.clock()
+        evaluation = self.evaluator.evaluate(texts)
+        self.ledger.time("signals", start)
+        return evaluation
+
+    def critique(self, texts: Mapping[str, str], current: Evaluation, round_number: int) -> Critique:
+        diff = _diff(self.before, texts)
+        changed = sorted({n for p, t in texts.items() for n in changed_symbols(self.before.get(p, ""), t)})
+        request = self.prompts.critic(
+            texts,
+            intent=self.intent,
+            diff=diff,
+            changed=changed,
+            comparison=current.comparison,
+            views=self.views(texts, current.comparison),
+        )
+        reply = self.call(request, round_number)
+        try:
+            return parse_critique(reply.tool_input, reply.text, texts)
+        except CritiqueError as exc:
+            retry = self.prompts.retry(request, reply.text, "critique_retry", str(exc) + _why(reply))
+            reply = self.call(retry, round_number)
+            try:
+                return parse_critique(reply.tool_input, reply.text, texts)
+            except CritiqueError as again:
+                raise CritiqueError(str(again) + _why(reply)) from again
+
+    def edit(
+        self, request: ModelRequest, texts: Mapping[str, str], round_number: int
+    ) -> tuple[dict[str, str], tuple[str, ...]]:
+        """Ask for edit blocks, apply and gate them; once more with the exact error if that fails."""
+        for attempt in (1, 2):
+            reply = self.call(request, round_number)
+            start = self.ledger.clock()
+            try:
+                return self._apply(reply.text, texts)
+            except RejectedEdit as exc:
+                if attempt == 2:
+                    raise RejectedEdit(exc.kind, exc.feedback + _why(reply)) from exc
+                request = self.prompts.retry(request, reply.text, "retry", exc.feedback + _why(reply))
+            finally:
+                self.ledger.time("gate", start)
+        raise AssertionError("unreachable")
+
+    def _apply(self, reply: str, texts: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
+        default = self.allowed[0] if len(self.allowed) == 1 else None
+        try:
+            blocks = parse_edit_blocks(reply, default_path=default)
+            changed = apply_edits(texts, blocks, self.allowed)
+        except EditError as exc:
+            raise RejectedEdit("edit-failed", exc.feedback() + self._unseen(reply)) from exc
+        gate = run_gate(changed, texts, root=self.change.root, allowed=self.allowed)
+        if not gate.ok:
+            raise RejectedEdit("gate-failed", "The edited code does not pass the gate:\n" + gate.feedback())
+        return {**texts, **changed}, gate.changed
+
+    def _unseen(self, reply: str) -> str:
+        """For a file shown in part: say so, and show the hidden definitions the reply tried to edit."""
+        note = unseen_note(self.shown)
+        if not note:
+            return ""
+        spans = [excerpt(v, span) for v in self.shown.values() for span in named_spans(v, reply)]
+        return "\n\n" + note + ("\n\n" + "\n\n".join(spans) if spans else "")
+
+
+def _why(reply: ModelReply) -> str:
+    """What the provider said about an unusable answer: cut at the token limit, empty, thoughts only."""
+    if reply.stop_reason == "max_tokens":
+        return " (the answer was cut off at the output token limit: answer shorter)"
+    if not reply.text.strip() and reply.tool_input is None:
+        return " (the answer was empty" + (
+            ": only reasoning, no answer)" if reply.stop_reason == "reasoning-only" else ")"
+        )
+    return ""
+
+
+class RejectedEdit(Exception):
+    """The model's edit blocks could not be applied, or their result failed the gate."""
+
+    def __init__(self, kind: Literal["edit-failed", "gate-failed"], feedback: str) -> None:
+        super().__init__(feedback)
+        self.kind = kind
+        self.feedback = feedback
+
+
+def _diff(before: Mapping[str, str], after: Mapping[str, str]) -> str:
+    import difflib
+
+    parts: list[str] = []
+    for path, text in after.items():
+        old = before.get(path)
+        if old is None:
+            continue
+        parts.extend(
+            difflib.unified_diff(
+                old.splitlines(keepends=True), text.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+            )
+        )
+    return "".join(parts)
