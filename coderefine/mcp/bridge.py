@@ -30,7 +30,7 @@ from coderefine.api import CancelledError, resolve_model
 from coderefine.config import Settings
 from coderefine.errors import ModelError
 from coderefine.mcp.results import ToolOutput
-from coderefine.models.base import Model, ModelReply, ModelRequest
+from coderefine.models.base import Model, ModelReply, ModelRequest, Wrapped
 from coderefine.models.sampling import Sample, SampleCall, SamplingModel
 
 # A model counts as configured when the project or the environment chose one, or a provider's key is set;
@@ -161,22 +161,13 @@ class Job:
         return None  # cancelled
 
 
-class Witness:
+class Witness(Wrapped):
     """Passes calls to a model and keeps the names of the models that answered."""
 
     def __init__(self, inner: Model, source: str) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self.source = source
         self.answered: list[str] = []
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    def warm_up(self) -> None:
-        warm = getattr(self._inner, "warm_up", None)
-        if callable(warm):
-            warm()
 
     def complete(self, request: ModelRequest) -> ModelReply:
         reply = self._inner.complete(request)

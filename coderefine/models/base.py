@@ -107,3 +107,28 @@ class Model(Protocol):
     def name(self) -> str: ...
 
     def complete(self, request: ModelRequest) -> ModelReply: ...
+
+
+def warm_up(model: object) -> None:
+    """Start a model's slow set-up (its SDK import) now, if it has one, so that it overlaps other work."""
+    warm = getattr(model, "warm_up", None)
+    if callable(warm):
+        warm()
+
+
+class Wrapped:
+    """A model around another (a heartbeat, a recorder, a witness): the inner model's name and warm-up,
+    and calls passed through; a wrapper overrides ``complete`` to add its own work."""
+
+    def __init__(self, inner: Model) -> None:
+        self._inner = inner
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    def warm_up(self) -> None:
+        warm_up(self._inner)
+
+    def complete(self, request: ModelRequest) -> ModelReply:
+        return self._inner.complete(request)

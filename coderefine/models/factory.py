@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from coderefine.config import Settings
-from coderefine.models.base import Model, Role
+from coderefine.models.base import Model, Role, warm_up
 from coderefine.models.providers import ModelSpec, parse_spec
 from coderefine.models.roles import RoleModels, role_specs
 from coderefine.prices import price_of
@@ -104,7 +104,5 @@ def _finish(model: Model, record: Path | None) -> Model:
         from coderefine.models.replay import RecordingModel
 
         model = RecordingModel(model, record)
-    warm = getattr(model, "warm_up", None)
-    if callable(warm):
-        warm()
+    warm_up(model)
     return model

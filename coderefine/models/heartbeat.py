@@ -8,10 +8,10 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from coderefine.models.base import Model, ModelReply, ModelRequest
+from coderefine.models.base import Model, ModelReply, ModelRequest, Wrapped
 
 
-class Heartbeat:
+class Heartbeat(Wrapped):
     """Wraps a model; while a call runs longer than ``after`` seconds, writes a line every ``every``."""
 
     def __init__(
@@ -23,20 +23,11 @@ class Heartbeat:
         every: float = 15.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._stream = stream
         self._after = after
         self._every = every
         self._clock = clock
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    def warm_up(self) -> None:
-        warm = getattr(self._inner, "warm_up", None)
-        if callable(warm):
-            warm()
 
     def complete(self, request: ModelRequest) -> ModelReply:
         done = threading.Event()

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from coderefine.errors import ReplayError
-from coderefine.models.base import Model, ModelReply, ModelRequest, Usage
+from coderefine.models.base import Model, ModelReply, ModelRequest, Usage, Wrapped
 
 
 def fingerprint(request: ModelRequest) -> str:
@@ -73,23 +73,14 @@ def record_line(request: ModelRequest, reply: ModelReply) -> str:
     return json.dumps(entry, ensure_ascii=False) + "\n"
 
 
-class RecordingModel:
+class RecordingModel(Wrapped):
     """Passes every call to ``inner`` and appends the request and reply to ``path``."""
 
     def __init__(self, inner: Model, path: Path) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._path = path
         self._lock = threading.Lock()
         path.write_text("", encoding="utf-8")
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    def warm_up(self) -> None:
-        warm = getattr(self._inner, "warm_up", None)
-        if warm is not None:
-            warm()
 
     def complete(self, request: ModelRequest) -> ModelReply:
         reply = self._inner.complete(request)

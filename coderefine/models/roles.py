@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from coderefine.config import Settings
-from coderefine.models.base import Model, ModelReply, ModelRequest, Role
+from coderefine.models.base import Model, ModelReply, ModelRequest, Role, warm_up
 
 ROLES: tuple[Role, ...] = ("author", "critic", "reviser")
 
@@ -46,9 +46,7 @@ class RoleModels:
 
     def warm_up(self) -> None:
         for model in {id(m): m for m in self._models.values()}.values():
-            warm = getattr(model, "warm_up", None)
-            if callable(warm):
-                warm()
+            warm_up(model)
 
     def complete(self, request: ModelRequest) -> ModelReply:
         return self._models[request.role].complete(request)

@@ -1,0 +1,132 @@
+"""Tokens: a round against one-shot on one prompt, the call policies on HumanEvalFix, and the context of
+a one-line fix in a large module."""
+
+from __future__ import annotations
+
+from benchmarks.common import Row
+
+
+def _token_rows(label: str, before: str, after: str) -> list[Row]:
+    import difflib
+
+    from coderefine.critique import Critique, Issue
+    from coderefine.prompting import PromptBuilder
+    from coderefine.signals.base import Comparison, Signal, SourceStatus
+
+    def tokens(text: str) -> float:
+        return len(text) / 4  # the usual estimate for English and code; no tokenizer offline
+
+    files = {"pkg/mod.py": after}
+    diff = "".join(
+        difflib.unified_diff(before.splitlines(True), after.splitlines(True), "a/pkg/mod.py", "b/pkg/mod.py")
+    )
+    failing = Signal(
+        "pytest",
+        "tests/test_mod.py",
+        4,
+        4,
+        "tests/test_mod.py::test_add",
+        "test failed: assert -1 == 3",
+        "error",
+        detail="tests/test_mod.py:5: in test_add\n    assert add(1, 2) == 3\nE   assert -1 == 3",
+    )
+    comparison = Comparison((failing,), (), (), (SourceStatus("pytest", "ok"),))
+    critique = Critique(
+        "revise",
+        "add subtracts",
+        (Issue("add subtracts", "error", "pkg/mod.py", 2, 2, "return a - b", "use +"),),
+    )
+    prompts = PromptBuilder(8192)
+    critic = prompts.critic(
+        files, intent="add two numbers", diff=diff, changed=["add"], comparison=comparison
+    )
+    reviser = prompts.reviser(files, intent="add two numbers", critique=critique, comparison=comparison)
+    author = prompts.author(files, intent="add two numbers")
+    prefix = tokens("".join(b.text for b in critic.system)) + tokens(str(critic.tool))
+    suffix_c, suffix_r, suffix_a = (tokens(r.messages[0].text) for r in (critic, reviser, author))
+    # Billed input: cache writes cost 1.25x, cache reads 0.1x (docs/protocol.md).
+    round_billed = prefix * 1.25 + suffix_c + prefix * 0.1 + suffix_r
+    round_sent = 2 * prefix + suffix_c + suffix_r
+    one_shot = prefix + suffix_a
+    ratio = round_billed / one_shot
+    return [
+        Row(f"{label}: one-shot (author) input", one_shot, "tok"),
+        Row(
+            f"{label}: round input sent",
+            round_sent,
+            "tok",
+            "",
+            None,
+            f"{round_sent / one_shot:.2f}x one-shot",
+        ),
+        Row(
+            f"{label}: round input billed, cached",
+            round_billed,
+            "tok",
+            "<= 1.5x",
+            ratio <= 1.5,
+            f"{ratio:.2f}x one-shot",
+        ),
+    ]
+
+
+def bench_tokens(runs: int) -> list[Row]:
+    from benchmarks.fixtures import big_module
+    from tests.conftest import SMALL_PROJECT
+    from tests.test_loop import BUGGY
+
+    small_before = str(SMALL_PROJECT["pkg/mod.py"])
+    module = big_module(30)
+    bigger_before = small_before + module
+    bigger_after = BUGGY + module
+    lines = bigger_after.count("\n")
+    return _token_rows("6-line module", small_before, BUGGY) + _token_rows(
+        f"{lines}-line module", bigger_before, bigger_after
+    )
+
+
+def bench_calls(runs: int) -> list[Row]:
+    from benchmarks.calls import SEED, measure
+
+    limit = 8 if runs < 7 else 20
+    names = ["one-shot", "coderefine", "coderefine-lean", "coderefine-frugal"]
+    figures = {f.strategy: f for f in measure(limit, names)}
+    base = figures["one-shot"].billed_per_fixed
+    rows = []
+    for name in names:
+        f = figures[name]
+        ratio = f.billed_per_fixed / base
+        rows.append(
+            Row(
+                f"{name}: billed input per fixed task",
+                f.billed_per_fixed,
+                "tok",
+                "" if name == "one-shot" else "<= 2x",
+                None if name == "one-shot" else ratio <= 2,
+                f"{ratio:.2f}x one-shot; fixed {f.fixed}/{f.tasks}; {f.sent_per_task:.0f} sent per task; "
+                f"HumanEvalFix seed {SEED}",
+            )
+        )
+    return rows
+
+
+def bench_context(runs: int) -> list[Row]:
+    from benchmarks.large import SDIST, context_tokens
+
+    figures = context_tokens()
+    if figures is None:
+        return [Row("large module context", 0, "", "", None, f"skipped: {SDIST} is not cached")]
+    lines, whole, focused = figures
+    return [
+        Row(
+            f"one-line fix in a {lines:,}-line module: whole file", whole, "tok", "", None, "per call, before"
+        ),
+        Row(
+            "  focused excerpts + outline, per call",
+            focused,
+            "tok",
+            "< 6000",
+            focused < 6000,
+            f"{whole / focused:.1f}x fewer",
+        ),
+    ]

@@ -1,0 +1,238 @@
+"""Walls of the commands on this machine: start-up, the gate, `check`, a refine round, the hook."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import Row, coderefine_cmd, median_of
+from benchmarks.fixtures import make_project
+
+HERE = Path(__file__).resolve().parent
+
+
+def bench_startup(runs: int) -> list[Row]:
+    rows = []
+    for args in (("--version",), ("--help",)):
+        seconds = median_of(
+            runs, lambda a=args: subprocess.run(coderefine_cmd(*a), capture_output=True, check=True)
+        )  # type: ignore[misc]
+        target, limit = ("<= 80 ms", 0.08) if args == ("--version",) else ("< 100 ms", 0.1)
+        rows.append(Row(f"coderefine {' '.join(args)}", seconds * 1000, "ms", target, seconds <= limit))
+    bare = median_of(runs, lambda: subprocess.run([sys.executable, "-c", "pass"], check=True))
+    rows.append(Row("python -c pass (for scale)", bare * 1000, "ms"))
+    return rows
+
+
+def bench_gate(runs: int) -> list[Row]:
+    from coderefine.gate import run_gate
+
+    with tempfile.TemporaryDirectory() as scratch:
+        root = make_project(Path(scratch), functions=222, tests=50)
+        before = (root / "pkg" / "big.py").read_text()
+        after = before.replace("return value + 1", "return value + 2", 1)
+        run_gate({"pkg/big.py": after}, {"pkg/big.py": before}, root=root, allowed=["pkg/big.py"])  # warm
+        seconds = median_of(
+            runs,
+            lambda: run_gate(
+                {"pkg/big.py": after}, {"pkg/big.py": before}, root=root, allowed=["pkg/big.py"]
+            ),
+        )
+        lines = before.count("\n")
+    return [Row(f"gate on a {lines}-line module", seconds * 1000, "ms", "< 300 ms", seconds < 0.3)]
+
+
+def bench_check(runs: int) -> list[Row]:
+    from coderefine.signals.ruff import find_ruff
+
+    ruff = find_ruff() or "ruff"
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        root = make_project(Path(scratch), functions=222, tests=50)
+        env = dict(os.environ)
+
+        def ruff_alone() -> None:
+            text = (root / "pkg/big.py").read_text()
+            for sub in (
+                ["check", "--output-format", "json", "--isolated", "--exit-zero"],
+                ["format", "--isolated"],
+            ):
+                subprocess.run(
+                    [ruff, *sub, "--stdin-filename", "pkg/big.py", "-"],
+                    input=text,
+                    text=True,
+                    capture_output=True,
+                    cwd=root,
+                )
+
+        def pytest_alone() -> None:
+            subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_big.py"],
+                cwd=root,
+                capture_output=True,
+                env=env,
+            )
+
+        def check() -> None:
+            subprocess.run(coderefine_cmd("check", "pkg/big.py"), cwd=root, capture_output=True, env=env)
+
+        t_ruff = median_of(runs, ruff_alone)
+        t_pytest = median_of(runs, pytest_alone)
+        t_whole = median_of(runs, check)
+        big = root / "pkg/big.py"
+        # A change that keeps the tests green: the usual case, which needs no baseline test run.
+        big.write_text(big.read_text().replace("scale the value", "scale the given value", 1))
+        t_modified = median_of(runs, check)
+        floor = max(t_ruff, t_pytest)
+        rows.append(Row("ruff check + format alone (2,000 lines)", t_ruff * 1000, "ms"))
+        rows.append(Row("pytest alone (50 tests)", t_pytest * 1000, "ms"))
+        over = t_whole - floor
+        rows.append(Row("check, whole file (one pytest run)", t_whole * 1000, "ms"))
+        rows.append(Row("  overhead beyond max(ruff, pytest)", over * 1000, "ms", "<= 150 ms", over <= 0.15))
+        over = t_modified - floor
+        rows.append(Row("check, modified file, tests pass", t_modified * 1000, "ms"))
+        rows.append(Row("  overhead beyond max(ruff, pytest)", over * 1000, "ms", "<= 150 ms", over <= 0.15))
+        big.write_text(big.read_text().replace("return value + 1", "return value + 3", 1))
+        t_failing = median_of(runs, check)
+        rows.append(
+            Row(
+                "check, modified file, a test fails",
+                t_failing * 1000,
+                "ms",
+                "",
+                None,
+                "adds a baseline run of the failing test file",
+            )
+        )
+    return rows
+
+
+def bench_round(runs: int) -> list[Row]:
+    import json
+
+    from tests.conftest import SMALL_PROJECT
+    from tests.test_loop import BUGGY
+
+    rounds, initial, peaks = [], [], []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as scratch:
+            root = make_project(Path(scratch), files=SMALL_PROJECT)
+            (root / "pkg" / "mod.py").write_text(BUGGY)
+            done = subprocess.run(
+                [sys.executable, str(HERE / "round_probe.py"), str(root)],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=HERE.parent,
+            )
+            data = json.loads(done.stdout.strip().splitlines()[-1])
+            assert data["stop"] == "passed", data
+            rounds.append(data["round"])
+            initial.append(data["initial_signals"])
+            peaks.append(data["peak_rss_mib"])
+    round_s, peak = statistics.median(rounds), statistics.median(peaks)
+    return [
+        Row("start: SDK import overlapped with signals", statistics.median(initial) * 1000, "ms"),
+        Row("one full round, zero-latency model (SDK)", round_s * 1000, "ms", "< 1200 ms", round_s < 1.2),
+        Row("peak memory of the run", peak, "MiB", "< 150 MiB", peak < 150),
+    ]
+
+
+def bench_hook(runs: int) -> list[Row]:
+    import json
+
+    from tests.conftest import SMALL_PROJECT
+    from tests.test_loop import BUGGY, PASS
+
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        root = make_project(Path(scratch), files=SMALL_PROJECT)
+        (root / "pkg" / "mod.py").write_text(BUGGY)
+        subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+        replay = Path(scratch) / "replay.jsonl"
+        replay.write_text(json.dumps({"role": "critic", "reply": {"tool_input": PASS}}) + "\n")
+        env = dict(os.environ)
+        subprocess.run(
+            coderefine_cmd("hook", "--check", "--model", f"replay:{replay}"),
+            cwd=root,
+            env=env,
+            capture_output=True,
+        )
+        replay.write_text("")  # from now on any model call would fail the run
+
+        def hit() -> None:
+            done = subprocess.run(
+                coderefine_cmd("hook", "--check", "--model", f"replay:{replay}"),
+                cwd=root,
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            assert "1 from the cache" in done.stdout, done.stdout + done.stderr
+
+        seconds = median_of(runs, hit)
+        rows.append(
+            Row(
+                "hook on a reviewed file (cache hit)",
+                seconds * 1000,
+                "ms",
+                "<= 150 ms",
+                seconds <= 0.15,
+                "0 model calls, 0 test runs",
+            )
+        )
+
+    from coderefine.cache import ReviewCache
+    from coderefine.config import Settings
+    from coderefine.gitio import GitRepo
+    from coderefine.hook import Hook
+    from coderefine.models.scripted import ScriptedModel
+    from coderefine.runner import SubprocessRunner
+
+    latency = 0.5
+    for jobs in (1, 4):
+        with tempfile.TemporaryDirectory() as scratch:
+            files = {f"pkg/m{n}.py": f"def f{n}(x):\n    return x + {n}\n" for n in range(20)}
+            root = make_project(Path(scratch), files={"pkg/__init__.py": ""})
+            for rel, text in files.items():
+                (root / rel).write_text(text)
+            subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+
+            def critic(request: object) -> dict[str, object]:
+                time.sleep(latency)
+                return PASS
+
+            model = ScriptedModel([critic] * 20)
+            repo = GitRepo.find(root)
+            assert repo is not None
+            settings = Settings(tests=False, jobs=jobs)
+            hook = Hook(
+                repo,
+                settings,
+                mode="check",
+                intent="i",
+                model_factory=lambda m=model: m,  # type: ignore[misc]
+                runner=SubprocessRunner(),
+                environ=dict(os.environ),
+                cache=ReviewCache(Path(scratch) / "cache", 100),
+            )
+            start = time.perf_counter()
+            result = hook.run([], cwd=root, timeout=0)
+            seconds = time.perf_counter() - start
+            assert result.exit_code == 0 and len(result.verdicts) == 20
+            rows.append(
+                Row(
+                    f"hook on 20 changed files, {latency:g}s model, jobs={jobs}",
+                    seconds * 1000,
+                    "ms",
+                    "",
+                    None,
+                    f"serial model time {20 * latency:g}s",
+                )
+            )
+    return rows
