@@ -33,7 +33,7 @@ def tokens(text: str) -> int:
 class BilledOracle:
     """The oracle, with usage counted as a caching provider would bill it."""
 
-    def __init__(self, task: Task) -> None:
+    def __init__(self, task: Task, strategy: object = None) -> None:
         self._inner = OracleModel(task)
         self._task = task
         self._cached: set[str] = set()

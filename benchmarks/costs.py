@@ -89,7 +89,7 @@ def bench_calls(runs: int) -> list[Row]:
     from benchmarks.calls import SEED, measure
 
     limit = 8 if runs < 7 else 20
-    names = ["one-shot", "coderefine", "coderefine-lean", "coderefine-frugal"]
+    names = ["one-shot", "coderefine", "coderefine-lean", "coderefine-frugal", "coderefine-merged"]
     figures = {f.strategy: f for f in measure(limit, names)}
     base = figures["one-shot"].billed_per_fixed
     rows = []

@@ -58,6 +58,7 @@ class Settings:
     context_lines: int = 400
     confirm: str = "always"
     first_critique: str = "critic"
+    merge: str = "never"
     warm_tests: bool = True
     # [tool.coderefine.providers.NAME] (base-url, structured-output, timeout) and [tool.coderefine.prices]:
     # tables of tables, checked where they are used (models/providers.py, prices.py).
@@ -76,6 +77,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "hook_mode": ("fix", "check", "signals"),
     "confirm": ("always", "signals"),
     "first_critique": ("critic", "signals"),
+    "merge": ("never", "one-issue"),
 }
 _MINIMUMS: dict[str, float] = {
     "rounds": 1,

@@ -53,6 +53,25 @@ CRITIQUE_TOOL = ToolSpec(
     input_schema=CRITIQUE_SCHEMA,
 )
 
+# With ``merge = "one-issue"`` the critic may carry the fix of a lone issue that a signal shows, so the
+# round needs no reviser call (docs/protocol.md). Every request of such a run lists this tool instead, so
+# the cached prefix stays shared by all of its calls.
+EDITS_FIELD: dict[str, Any] = {
+    "type": "string",
+    "description": (
+        "Only when the review has exactly one issue and a listed signal shows it: the edit blocks that "
+        "fix it, in the reviser's format (path line, fenced SEARCH/REPLACE). Otherwise leave this out."
+    ),
+}
+MERGED_CRITIQUE_TOOL = ToolSpec(
+    name=CRITIQUE_TOOL.name,
+    description=CRITIQUE_TOOL.description,
+    input_schema={
+        **CRITIQUE_SCHEMA,
+        "properties": {**CRITIQUE_SCHEMA["properties"], "edits": EDITS_FIELD},
+    },
+)
+
 
 class CritiqueError(Exception):
     """The critique cannot be used; the message is written for the model."""
@@ -75,6 +94,7 @@ class Critique:
     summary: str
     issues: tuple[Issue, ...]
     repairs: tuple[str, ...] = ()  # what the parser had to fix, for the report
+    edits: str = ""  # edit blocks the critic attached (merged protocol); never part of ``as_data``
 
     def as_data(self) -> dict[str, Any]:
         return {
@@ -145,7 +165,16 @@ def parse_critique(tool_input: Mapping[str, Any] | None, text: str, files: Mappi
         repairs.append(f"kept the first {MAX_ISSUES} of {len(raw_issues)} issues")
     if verdict == "revise" and not issues:
         repairs.append("verdict was revise with no usable issue")
-    return Critique(verdict, summary.strip(), tuple(issues), tuple(repairs))  # type: ignore[arg-type]
+    edits = data.get("edits")
+    if edits is not None and not isinstance(edits, str):
+        repairs.append("edits was not text and was ignored")
+    return Critique(
+        verdict,  # type: ignore[arg-type]
+        summary.strip(),
+        tuple(issues),
+        tuple(repairs),
+        edits if isinstance(edits, str) else "",
+    )
 
 
 def _parse_issue(

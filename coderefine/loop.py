@@ -18,7 +18,7 @@ from coderefine.critique import Critique, CritiqueError
 from coderefine.errors import BudgetExceededError, TimeLimitError
 from coderefine.evaluate import Evaluation
 from coderefine.models.base import Model
-from coderefine.policy import confirmed_by_signals
+from coderefine.policy import confirmed_by_signals, mergeable
 from coderefine.records import ModelCharge, Outcome, RefineResult, RoundRecord, StopReason
 from coderefine.session import Evaluates, Ledger, NoProgress, Progress, RejectedEdit, Session
 from coderefine.signals.base import Comparison
@@ -78,6 +78,7 @@ def refine(
         progress or NoProgress(),
         clock,
         deadline,
+        merge=settings.merge == "one-issue",
     )
     texts = dict(run.original)
     initial = current = run.evaluate(texts, 0)
@@ -131,14 +132,7 @@ def refine(
             stop = "passed"
             break
         try:
-            request = run.prompts.reviser(
-                texts,
-                intent=run.intent,
-                critique=critique,
-                comparison=current.comparison,
-                views=run.views(texts, current.comparison),
-            )
-            candidate, changed = run.edit(request, texts, number)
+            candidate, changed, merged = _revision(run, critique, texts, current, number)
         except (BudgetExceededError, RejectedEdit) as exc:
             record, stop = _ended(number, critique, current.comparison, exc)
             rounds.append(record)
@@ -187,7 +181,11 @@ def refine(
         resolved = settings.confirm == "signals" and confirmed_by_signals(
             critique, current.comparison, evaluation.comparison, texts, settings.fail_on
         )
-        note = "the signals behind every issue are resolved: no confirming critique" if resolved else ""
+        notes = (
+            "the critic's edits for its one signal-backed issue: no reviser call" if merged else "",
+            "the signals behind every issue are resolved: no confirming critique" if resolved else "",
+        )
+        note = "; ".join(n for n in notes if n)
         rounds.append(
             RoundRecord(
                 number, critique, "accepted", current.comparison, evaluation.comparison, changed, note
@@ -198,6 +196,30 @@ def refine(
             stop = "passed"
             break
     return _result(run, texts, initial, current, rounds, stop, drafted, last_critique)
+
+
+def _revision(
+    run: Session, critique: Critique, texts: Mapping[str, str], current: Evaluation, number: int
+) -> tuple[dict[str, str], tuple[str, ...], bool]:
+    """The round's candidate, its changed symbols, and whether it came from the critic's own edits.
+
+    With ``merge = "one-issue"``, a critic whose one issue a signal backs may attach its fix; applied
+    and gated, it stands in for the reviser's call. Edits that do not apply or pass the gate are
+    dropped and the reviser is asked as usual."""
+    settings = run.settings
+    if settings.merge == "one-issue" and mergeable(critique, current.comparison, texts, settings.fail_on):
+        try:
+            return (*run.merged(critique, texts), True)
+        except RejectedEdit:
+            pass
+    request = run.prompts.reviser(
+        texts,
+        intent=run.intent,
+        critique=critique,
+        comparison=current.comparison,
+        views=run.views(texts, current.comparison),
+    )
+    return (*run.edit(request, texts, number), False)
 
 
 def _ended(

@@ -1,5 +1,6 @@
-"""When a revision needs no confirming critique: the signals that motivated it are resolved, and every
-issue the critic raised stood on one of those signals.
+"""When a call can be saved: a revision needs no confirming critique when the signals that motivated it
+are resolved and every issue the critic raised stood on one of those signals; a round needs no reviser
+call when the critic's one issue stands on a signal and the critic attached its fix (``merge``).
 
 With the setting ``confirm = "signals"``, the loop then stops after the accepted revision instead of
 asking the critic once more. The critic's issues were all restatements of facts a tool measured, and
@@ -73,3 +74,13 @@ def confirmed_by_signals(
     if motivating(after, fail_on) or after.missing():
         return False
     return all(any(backed(issue, s, texts) for s in reasons) for issue in critique.issues)
+
+
+def mergeable(critique: Critique, before: Comparison, texts: Mapping[str, str], fail_on: str) -> bool:
+    """Whether the critic's attached edits may stand in for the reviser: it raised exactly one issue,
+    a motivating signal backs it, and it attached edit blocks. The edits still pass the gate and the
+    signals like any revision."""
+    if len(critique.issues) != 1 or not critique.edits.strip():
+        return False
+    (issue,) = critique.issues
+    return any(backed(issue, s, texts) for s in motivating(before, fail_on))

@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 
 from coderefine.context import FileView, Span, view_of
-from coderefine.critique import CRITIQUE_TOOL, Critique
+from coderefine.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL, Critique
 from coderefine.models.base import Block, Message, ModelRequest
 from coderefine.signals.base import Comparison, Signal
 
@@ -113,11 +113,21 @@ def issue_excerpts(views: Mapping[str, FileView], critique: Critique) -> str:
     return "Lines the critique refers to that are not shown above:\n\n" + "\n\n".join(dict.fromkeys(parts))
 
 
-class PromptBuilder:
-    """Requests for each role. ``max_tokens`` bounds each reply."""
+MERGE_NOTE = (
+    "If your review has exactly one issue and a signal listed above shows it (a failing test, a "
+    "finding on its lines), also put in `edits` the edit blocks that fix it, as a reviser would write "
+    "them; with any other review, leave `edits` out."
+)
 
-    def __init__(self, max_tokens: int) -> None:
+
+class PromptBuilder:
+    """Requests for each role. ``max_tokens`` bounds each reply. With ``merge`` every request lists the
+    critique tool whose input may carry edit blocks, and the critic is asked to fill them for a lone
+    issue that a signal shows."""
+
+    def __init__(self, max_tokens: int, *, merge: bool = False) -> None:
         self._max_tokens = max_tokens
+        self._merge = merge
 
     def _system(self, files: Mapping[str, str], views: Mapping[str, FileView] | None) -> tuple[Block, ...]:
         return (
@@ -138,7 +148,7 @@ class PromptBuilder:
             system=self._system(files, views),
             messages=(Message.user("\n\n".join(parts)),),
             max_tokens=self._max_tokens,
-            tool=CRITIQUE_TOOL,
+            tool=MERGED_CRITIQUE_TOOL if self._merge else CRITIQUE_TOOL,
             force_tool=force,
         )
 
@@ -165,6 +175,8 @@ class PromptBuilder:
         if changed:
             parts.append("Functions and classes the change touches: " + ", ".join(changed))
         parts.append(signals_section(comparison))
+        if self._merge:
+            parts.append(MERGE_NOTE)
         return self._request("critic", files, parts, force=True, views=views)
 
     def reviser(

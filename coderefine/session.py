@@ -113,6 +113,7 @@ class Session:
         clock: Callable[[], float],
         deadline: float | None = None,
         ledger: Ledger | None = None,
+        merge: bool = False,
     ) -> None:
         self.change = change
         self.settings = settings
@@ -121,7 +122,7 @@ class Session:
         self.intent = intent
         self.progress = progress
         self.ledger = ledger or Ledger(settings, clock, deadline)
-        self.prompts = PromptBuilder(settings.max_output_tokens)
+        self.prompts = PromptBuilder(settings.max_output_tokens, merge=merge)
         self.allowed = list(change.paths)
         self.redactor = Redactor()
         self.original = {f.path: f.after.text for f in change.files}
@@ -189,6 +190,15 @@ class Session:
             finally:
                 self.ledger.time("gate", start)
         raise AssertionError("unreachable")
+
+    def merged(self, critique: Critique, texts: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
+        """The critic's attached edits applied and gated, as a reviser's would be (no call, no retry:
+        when they fail, the caller asks the reviser)."""
+        start = self.ledger.clock()
+        try:
+            return self._apply(critique.edits, texts)
+        finally:
+            self.ledger.time("gate", start)
 
     def _apply(self, reply: str, texts: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
         default = self.allowed[0] if len(self.allowed) == 1 else None

@@ -88,3 +88,25 @@ def test_locate_evidence_nearest() -> None:
     text = "x = 1\ny = 2\nx = 1\n"
     assert locate_evidence(text, "x = 1", 3) == (3, 3)
     assert locate_evidence(text, "", 1) is None
+
+
+def test_edits_the_critic_attached_are_kept_apart_from_the_critique() -> None:
+    blocks = (
+        "m.py\n```python\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```\n"
+    )
+    data = {"verdict": "revise", "summary": "s", "issues": [issue()], "edits": blocks}
+    critique = parse_critique(data, "", FILES)
+    assert critique.edits == blocks
+    assert "edits" not in critique.as_data()  # the reviser and reports never see them as critique
+    assert parse_critique({**data, "edits": 3}, "", FILES).edits == ""
+    assert "edits was not text" in parse_critique({**data, "edits": 3}, "", FILES).repairs[-1]
+    assert parse_critique({**data, "edits": None}, "", FILES).repairs == ()
+
+
+def test_only_the_merged_tool_offers_edits() -> None:
+    from coderefine.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL
+
+    assert "edits" not in CRITIQUE_TOOL.input_schema["properties"]
+    assert "edits" in MERGED_CRITIQUE_TOOL.input_schema["properties"]
+    assert "edits" not in MERGED_CRITIQUE_TOOL.input_schema["required"]
+    assert MERGED_CRITIQUE_TOOL.name == CRITIQUE_TOOL.name

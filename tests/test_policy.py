@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from coderefine.config import Settings
 from coderefine.critique import Critique, Issue
-from coderefine.policy import backed, confirmed_by_signals
+from coderefine.policy import backed, confirmed_by_signals, mergeable
 from coderefine.signals.base import Comparison, Signal, SourceStatus
 from tests.conftest import RepoFactory
 from tests.test_loop import FIX, PASS, buggy_change, revise, run, scripted
@@ -100,4 +100,64 @@ def test_signals_first_with_confirmation_still_asks_the_critic(make_repo: RepoFa
     model = scripted(FIX, PASS)
     result = run(change, files, model, Settings(first_critique="signals"))
     assert [r.role for r in model.history] == ["reviser", "critic"]
+    assert result.stop == "passed"
+
+
+MERGED = Settings(merge="one-issue", confirm="signals")
+
+
+def with_edits(critique: dict[str, object], edits: str) -> dict[str, object]:
+    return {**critique, "edits": edits}
+
+
+def test_mergeable_only_for_one_signal_backed_issue_with_edits() -> None:
+    before = Comparison((FAILING,), (), (), OK)
+    texts = {"pkg/mod.py": TEXT}
+    one = Critique("revise", "s", (issue(),), edits=FIX)
+    assert mergeable(one, before, texts, "warning")
+    assert not mergeable(Critique("revise", "s", (issue(),)), before, texts, "warning")  # no edits
+    two = Critique("revise", "s", (issue(), issue()), edits=FIX)
+    assert not mergeable(two, before, texts, "warning")
+    unbacked = Critique("revise", "s", (issue(path="pkg/other.py"),), edits=FIX)
+    assert not mergeable(unbacked, before, texts, "warning")
+    assert not mergeable(one, Comparison((), (), (), OK), texts, "warning")  # no signal motivates it
+
+
+def test_merged_the_critic_carries_the_fix_and_signals_still_check_it(make_repo: RepoFactory) -> None:
+    change, files = buggy_change(make_repo)
+    model = scripted(with_edits(revise(), FIX))
+    result = run(change, files, model, MERGED)
+    assert [r.role for r in model.history] == ["critic"]
+    assert result.stop == "passed"
+    assert "no reviser call" in result.rounds[0].note and "no confirming critique" in result.rounds[0].note
+    assert result.evaluation.comparison.clean  # measured like any revision
+    assert "return a + b" in result.final["pkg/mod.py"]
+    assert "`edits`" in model.history[0].messages[0].text
+
+
+def test_merged_edits_that_make_a_signal_worse_are_discarded(make_repo: RepoFactory) -> None:
+    change, files = buggy_change(make_repo)
+    worse = FIX.replace("return a + b", "return a + undefined")  # F821, and test_add still fails
+    model = scripted(with_edits(revise(), worse))
+    result = run(change, files, model, MERGED)
+    assert [r.outcome for r in result.rounds] == ["rejected"]
+    assert result.final == result.original
+
+
+def test_merged_edits_of_an_unbacked_issue_go_to_the_reviser(make_repo: RepoFactory) -> None:
+    change, files = buggy_change(make_repo)
+    style = revise(evidence="def mul(a, b):")  # anchored on mul, which no failing test names
+    style["issues"][0]["line"] = 5  # type: ignore[index]
+    model = scripted(with_edits(style, FIX), FIX, PASS)
+    result = run(change, files, model, MERGED)
+    assert [r.role for r in model.history] == ["critic", "reviser", "critic"]
+    assert "return a + b" in result.final["pkg/mod.py"]
+
+
+def test_merged_edits_that_do_not_apply_go_to_the_reviser(make_repo: RepoFactory) -> None:
+    change, files = buggy_change(make_repo)
+    miss = FIX.replace("return a - b", "return a - c")
+    model = scripted(with_edits(revise(), miss), FIX)
+    result = run(change, files, model, MERGED)
+    assert [r.role for r in model.history] == ["critic", "reviser"]
     assert result.stop == "passed"

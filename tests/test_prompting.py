@@ -97,3 +97,18 @@ def test_signals_that_were_not_collected_are_not_called_clean() -> None:
     assert NOT_COLLECTED in signals_section(Comparison((), (), (), (skipped,)))
     ran = SourceStatus("ruff", "ok")
     assert "the change introduced no signal" in signals_section(Comparison((), (), (), (ran, skipped)))
+
+
+def test_a_merged_run_lists_the_tool_with_edits_in_every_request_and_asks_the_critic_only() -> None:
+    from coderefine.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL
+    from coderefine.prompting import MERGE_NOTE
+
+    critique = Critique("revise", "s", (Issue("t", "error", "m.py", 2, 2, "x = 1", "s"),))
+    merged = PromptBuilder(1000, merge=True)
+    critic = merged.critic({"m.py": "x = 1\n"}, intent="i", diff="", changed=[], comparison=CLEAN)
+    reviser = merged.reviser({"m.py": "x = 1\n"}, intent="i", critique=critique, comparison=CLEAN)
+    assert critic.tool == reviser.tool == MERGED_CRITIQUE_TOOL  # one cached prefix for the run
+    assert critic.system == reviser.system
+    assert MERGE_NOTE in critic.messages[0].text and MERGE_NOTE not in reviser.messages[0].text
+    plain = PromptBuilder(1000).critic({"m.py": "x = 1\n"}, intent="i", diff="", changed=[], comparison=CLEAN)
+    assert plain.tool == CRITIQUE_TOOL and MERGE_NOTE not in plain.messages[0].text

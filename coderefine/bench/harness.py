@@ -148,6 +148,7 @@ def run_task(
             python=task.python or settings.python,
             confirm=strategy.confirm,
             first_critique=strategy.first,
+            merge=strategy.merge,
         )
         error = ""
         try:

@@ -36,7 +36,7 @@ class OracleModel:
         usage = Usage(len(sent) // 4, 50)
         if request.role == "critic":
             first = next((line.strip() for a, _ in wrong[:1] for line in a.splitlines() if line.strip()), "")
-            critique = {
+            critique: dict[str, object] = {
                 "verdict": "revise" if buggy else "pass",
                 "summary": "the body differs from the canonical solution" if buggy else "matches",
                 "issues": [
@@ -52,6 +52,9 @@ class OracleModel:
                 if buggy
                 else [],
             }
+            edits_asked = request.tool is not None and "edits" in request.tool.input_schema["properties"]
+            if buggy and edits_asked:
+                critique["edits"] = "".join(_edit(self._task.path, a, b) for a, b in wrong)
             return ModelReply("", usage, self.name, tool_input=critique)
         if not buggy:
             return ModelReply("No change.", usage, self.name)

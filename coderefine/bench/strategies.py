@@ -20,6 +20,7 @@ class Strategy:
     confirm: str = "always"  # the loop's ``confirm`` setting: "signals" may skip the confirming critique
     first: str = "critic"  # the loop's ``first-critique`` setting: "signals" skips the first critic call
     mixed: bool = False  # the critic and reviser use critic-model and reviser-model
+    merge: str = "never"  # the loop's ``merge`` setting: "one-issue" lets the critic carry a lone fix
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -64,6 +65,16 @@ STRATEGIES: dict[str, Strategy] = {
             False,
             confirm="signals",
             first="signals",
+        ),
+        Strategy(
+            "coderefine-merged",
+            "coderefine-lean whose critic attaches the fix of a lone signal-backed issue (no reviser call)",
+            3,
+            True,
+            True,
+            False,
+            confirm="signals",
+            merge="one-issue",
         ),
         Strategy("coderefine-r1", "the full loop, one round", 1, True, True, False),
         Strategy("coderefine-r2", "the full loop, two rounds", 2, True, True, False),

@@ -14,6 +14,7 @@ from coderefine.bench.summary import summary
 from coderefine.bench.tasks import load_tasks, select_tasks
 from coderefine.config import Settings
 from coderefine.errors import UsageError
+from coderefine.models.base import ModelReply, ModelRequest
 from coderefine.runner import SubprocessRunner
 
 ENV = {"PATH": os.environ["PATH"]}
@@ -100,3 +101,27 @@ def test_self_checks_on_humanevalfix(tmp_path: Path, name: str, expected: float)
     assert row["tasks"] == HUMANEVALFIX_CI_SAMPLE
     assert row["fix_rate"] == expected, [r.task_id for r in results if r.fixed != bool(expected)]
     assert row["errors"] == 0
+
+
+def test_the_merged_strategy_fixes_with_the_critic_call_alone(tmp_path: Path) -> None:
+    tasks = select_tasks(load_tasks(), ids=["0", "26"])
+    roles: list[str] = []
+
+    class Counting(OracleModel):
+        def complete(self, request: ModelRequest) -> ModelReply:
+            roles.append(request.role)
+            return super().complete(request)
+
+    assert STRATEGIES["coderefine-merged"].merge == "one-issue"
+    results = run_bench(
+        tasks,
+        strategies("coderefine-merged"),
+        lambda t, s: Counting(t),  # type: ignore[arg-type]
+        Settings(),
+        SubprocessRunner(),
+        ENV,
+        cache_dir=None,
+        jobs=1,
+    )
+    assert all(r.fixed for r in results)
+    assert roles == ["critic", "critic"]  # one call per task: the critic carried the fix
