@@ -1,15 +1,29 @@
-"""Every gitpython call of coderefine, in one place, with git's failures turned into GitError."""
+"""Every call of git by coderefine, in one place, with git's failures turned into GitError.
+
+The paths that every command takes (finding the repository, reading HEAD's and the index's bytes, listing
+files, exporting the index) run the ``git`` program directly: importing gitpython costs about 70 ms,
+mostly its own ``git version`` check at import, which a ``check`` or a hook's cache hit would pay for
+nothing. gitpython is imported on first use by what only a review needs (merge bases, commit messages,
+exporting a commit).
+"""
 
 from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator
+import shutil
+import subprocess
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from coderefine.errors import GitError
+
+
+@functools.cache
+def _git_program() -> str | None:
+    return shutil.which("git")
 
 
 @functools.cache
@@ -28,7 +42,32 @@ def _git_module() -> Any:
 
 
 def git_available() -> bool:
-    return _git_module() is not None
+    return _git_program() is not None
+
+
+def _git(
+    cwd: Path, args: Sequence[str], what: str, *, data: bytes | None = None, check: bool = True
+) -> subprocess.CompletedProcess[bytes]:
+    """``git ARGS`` in ``cwd``; a failure (when ``check``) is a GitError that says ``what`` failed."""
+    program = _git_program()
+    if program is None:
+        raise GitError(f"{what}: git is not installed; install git or review files outside a repository")
+    # No pager, no prompt for credentials: git runs unattended here.
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat"}
+    try:
+        done = subprocess.run(
+            [program, *args], cwd=cwd, input=data, capture_output=True, env=env, check=False
+        )
+    except OSError as exc:
+        raise GitError(f"{what}: {exc}") from exc
+    if check and done.returncode != 0:
+        detail = done.stderr.decode("utf-8", "replace").strip()
+        raise GitError(f"{what}: {detail or f'git exited with {done.returncode}'}")
+    return done
+
+
+def _names(out: bytes) -> list[str]:
+    return [p for p in os.fsdecode(out).split("\0") if p]
 
 
 @contextmanager
@@ -44,73 +83,95 @@ def _git_errors(what: str) -> Iterator[None]:
 
 
 class GitRepo:
-    """A git working tree, seen through gitpython."""
+    """A git working tree."""
 
-    def __init__(self, repo: Any) -> None:
-        self._repo = repo
-        self.root = Path(repo.working_tree_dir or ".").resolve()
+    def __init__(self, root: Path, git_dir: Path, common_dir: Path) -> None:
+        self.root = root
+        self._git_dir = git_dir
+        self._common_dir = common_dir
 
     @classmethod
     def find(cls, start: Path) -> GitRepo | None:
         """The repository that contains ``start``, or None outside git, in a bare repository, or when
         git is not installed (then every file is reviewed whole)."""
+        if _git_program() is None:
+            return None
+        start = start.resolve()
+        while not start.is_dir():
+            if start.parent == start:
+                return None
+            start = start.parent
+        args = ["rev-parse", "--is-bare-repository", "--show-toplevel", "--absolute-git-dir"]
+        done = _git(start, [*args, "--git-common-dir"], "cannot find the repository", check=False)
+        lines = os.fsdecode(done.stdout).splitlines()
+        if done.returncode != 0 or len(lines) != 4 or lines[0] != "false":
+            return None  # not a repository, a bare one, or inside .git
+        top, git_dir, common = (Path(line) for line in lines[1:])
+        common = common if common.is_absolute() else start / common
+        return cls(top.resolve(), git_dir.resolve(), common.resolve())
+
+    @functools.cached_property
+    def _repo(self) -> Any:
         git = _git_module()
         if git is None:
-            return None
-        try:
-            repo = git.Repo(start, search_parent_directories=True)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            return None
-        if repo.bare or repo.working_tree_dir is None:
-            return None
-        return cls(repo)
+            raise GitError("git is not installed; install git to review a branch")
+        return git.Repo(self.root)
+
+    def _run(self, args: Sequence[str], what: str, data: bytes | None = None) -> bytes:
+        return _git(self.root, args, what, data=data).stdout
 
     @property
     def git_dir(self) -> Path:
         """The repository's private folder (``.git``, or the worktree's folder under it)."""
-        return Path(self._repo.git_dir).resolve()
+        return self._git_dir
 
     def has_head(self) -> bool:
-        return bool(self._repo.head.is_valid())
+        done = _git(self.root, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], "", check=False)
+        return done.returncode == 0
 
     def is_shallow(self) -> bool:
-        return (Path(self._repo.common_dir) / "shallow").exists()
+        return (self._common_dir / "shallow").exists()
+
+    def _object(self, name: str, what: str) -> bytes | None:
+        """The bytes of the blob ``name`` (``REV:PATH`` or ``:PATH``), or None when there is none."""
+        out = self._run(["cat-file", "--batch"], what, (name + "\n").encode())
+        header, _, rest = out.partition(b"\n")
+        fields = header.split()
+        if len(fields) != 3 or fields[1] != b"blob":
+            return None
+        return rest[: int(fields[2])]
 
     def blob_at(self, rev: str, rel: str) -> bytes | None:
         """The bytes of ``rel`` at ``rev``, or None when the file does not exist there."""
         if rev == "HEAD" and not self.has_head():
             return None
-        with _git_errors(f"cannot read {rel} at {rev}"):
-            commit = self._repo.commit(rev)
-        try:
-            blob = commit.tree / rel
-        except KeyError:
-            return None
-        data: bytes = blob.data_stream.read()
-        return data
+        what = f"cannot read {rel} at {rev}"
+        # HEAD was just verified; another name may be a typo, which must not read as "no such file".
+        if rev != "HEAD":
+            self._verify(rev, what)
+        return self._object(f"{rev}:{rel}", what)
+
+    def _verify(self, rev: str, what: str) -> None:
+        args = ["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"]
+        if rev.startswith("-") or _git(self.root, args, what, check=False).returncode != 0:
+            raise GitError(f"{what}: unknown revision '{rev}'; name a branch, tag or commit that exists")
 
     def index_blob(self, rel: str) -> bytes | None:
         """The staged bytes of ``rel``, or None when it is not in the index."""
-        try:
-            entry = self._repo.index.entries[(rel, 0)]
-        except KeyError:
-            return None
-        data: bytes = self._repo.odb.stream(entry.binsha).read()
-        return data
+        return self._object(f":0:{rel}", f"cannot read the staged {rel}")
 
     def staged_paths(self) -> list[str]:
         """Paths added or modified in the index against HEAD (deletions have nothing to review)."""
-        with _git_errors("cannot list staged files"):
-            out = self._repo.git.diff("--cached", "--name-only", "--diff-filter=ACMR", "-z")
-        return [p for p in out.split("\0") if p]
+        args = ["diff", "--cached", "--name-only", "--diff-filter=ACMR", "-z"]
+        return _names(self._run(args, "cannot list staged files"))
 
     def worktree_changed_paths(self) -> list[str]:
         """Modified tracked files against HEAD plus untracked files that are not ignored."""
-        with _git_errors("cannot list changed files"):
-            args = ["--name-only", "--diff-filter=ACMR", "-z"]
-            out = self._repo.git.diff("HEAD", *args) if self.has_head() else ""
-            untracked = self._repo.git.ls_files("--others", "--exclude-standard", "-z")
-        return sorted({p for p in (out + "\0" + untracked).split("\0") if p})
+        what = "cannot list changed files"
+        args = ["diff", "HEAD", "--name-only", "--diff-filter=ACMR", "-z"]
+        changed = _names(self._run(args, what)) if self.has_head() else []
+        untracked = _names(self._run(["ls-files", "--others", "--exclude-standard", "-z"], what))
+        return sorted({*changed, *untracked})
 
     def merge_base(self, base: str, head: str = "HEAD") -> str:
         """The merge base of ``base`` and ``head``; a clear message when a shallow clone lacks it."""
@@ -135,9 +196,8 @@ class GitRepo:
 
     def changed_between(self, base: str, head: str = "HEAD") -> list[str]:
         """Paths added or modified from ``base`` to ``head``."""
-        with _git_errors(f"cannot diff {base}..{head}"):
-            out = self._repo.git.diff("--name-only", "--diff-filter=ACMR", "-z", base, head)
-        return [p for p in out.split("\0") if p]
+        args = ["diff", "--name-only", "--diff-filter=ACMR", "-z", base, head, "--"]
+        return _names(self._run(args, f"cannot diff {base}..{head}"))
 
     def commit_messages(self, base: str, head: str = "HEAD") -> list[str]:
         with _git_errors(f"cannot read the commits {base}..{head}"):
@@ -145,21 +205,18 @@ class GitRepo:
 
     def project_files(self) -> list[str]:
         """Tracked files and untracked files that are not ignored: what a copy of the project needs."""
-        with _git_errors("cannot list the project's files"):
-            out = self._repo.git.ls_files("--cached", "--others", "--exclude-standard", "-z")
-        return sorted({p for p in out.split("\0") if p})
+        args = ["ls-files", "--cached", "--others", "--exclude-standard", "-z"]
+        return sorted(set(_names(self._run(args, "cannot list the project's files"))))
 
     def export_index(self, dest: Path) -> None:
         """Write every file of the index (what the next commit will hold) below ``dest``."""
         prefix = str(dest).rstrip("/") + "/"
-        with _git_errors("cannot export the index"):
-            self._repo.git.checkout_index("--all", "--force", f"--prefix={prefix}")
+        self._run(["checkout-index", "--all", "--force", f"--prefix={prefix}"], "cannot export the index")
 
     def hooks_dir(self) -> Path:
         """Where git looks for hooks (honours core.hooksPath)."""
-        with _git_errors("cannot find the hooks folder"):
-            out = self._repo.git.rev_parse("--git-path", "hooks")
-        path = Path(out.strip())
+        out = self._run(["rev-parse", "--git-path", "hooks"], "cannot find the hooks folder")
+        path = Path(os.fsdecode(out).strip())
         return path if path.is_absolute() else (self.root / path).resolve()
 
     def export_commit(self, rev: str, dest: Path) -> None:
@@ -167,8 +224,7 @@ class GitRepo:
         import io
         import tarfile
 
-        with _git_errors(f"cannot export {rev}"):
-            data = self._repo.git.archive("--format=tar", rev, stdout_as_string=False)
+        data = self._run(["archive", "--format=tar", rev], f"cannot export {rev}")
 
         def safe(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
             # A link that points outside the tree (an absolute target, or ../ past the top) is left out,
