@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import TracebackType
@@ -110,6 +110,7 @@ class Evaluator:
         self.tests = list(self.selection.files)
         self._speculative: tuple[tuple[str, ...], Future[SignalSet]] | None = None
         self._runs: dict[str, Future[SignalSet]] = {}
+        self._inflight: dict[str, Future[SignalSet]] = {}  # per tree: the run that may still read it
         # The warm runner starts importing pytest now, while the trees are copied and the signals begin.
         self._warm = (
             WarmPytest(python, environ, top_level_names(self._files))
@@ -185,13 +186,20 @@ class Evaluator:
         for test_file in test_files:
             self._baseline_tests[test_file] = tuple(s for s in result.signals if _test_file(s) == test_file)
 
+    def _data(self, texts: Mapping[str, str]) -> dict[str, bytes]:
+        return {f.path: f.after.encode(texts.get(f.path, f.after.text)) for f in self._change.files}
+
+    def start(self, texts: Mapping[str, str]) -> None:
+        """Start the test run of ``texts`` now, so that it overlaps whatever comes before ``evaluate``
+        (the rest of the gate); ``evaluate`` of the same texts then waits on that run."""
+        self._start_tests("candidate", self._data(texts), self.tests)
+
     def evaluate(self, texts: Mapping[str, str]) -> Evaluation:
         """Signals of the files under review with ``texts`` (path -> text) in place."""
         self.start_baseline()
-        data = {f.path: f.after.encode(texts.get(f.path, f.after.text)) for f in self._change.files}
         # The tree is copied and pytest started before the static checks, which are CPU-bound in
         # this process and would otherwise hold the GIL against the copy.
-        tests = self._start_tests("candidate", data, self.tests)
+        tests = self._start_tests("candidate", self._data(texts), self.tests)
         static = self._static(dict(texts))
         current = SignalSet.merge([static, tests.result()])
         baseline = self._baseline_for(current)
@@ -231,12 +239,16 @@ class Evaluator:
                     self._change.root, files, data, populate=self._populate, remove=added
                 )
             else:
+                # A run started early for a candidate the gate then refused may still be reading it.
+                running = self._inflight.get(which)
+                if running is not None:
+                    wait([running])
                 tree.write_all(data)
             if which == "candidate" and self.selection.describe():
                 run = self._pool.submit(self._labelled, tree.path, list(tests))
             else:
                 run = self._pool.submit(self._pytest.collect, tree.path, list(tests))
-            self._runs[key] = run
+            self._runs[key] = self._inflight[which] = run
             return run
         done: Future[SignalSet] = Future()
         done.set_result(skipped)

@@ -7,12 +7,12 @@ The gate also names the functions and classes the candidate changed.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from coderefine.signals.base import Signal
-from coderefine.signals.syntax import syntax_error
+from coderefine.signals.syntax import compile_error, parse_error
 from coderefine.symbols import changed_symbols
 
 
@@ -52,11 +52,16 @@ def run_gate(
     *,
     root: Path,
     allowed: Collection[str],
+    on_runnable: Callable[[], object] | None = None,
 ) -> GateResult:
-    """Check every file of ``candidate`` (path -> new text) against ``before`` (path -> old text)."""
+    """Check every file of ``candidate`` (path -> new text) against ``before`` (path -> old text).
+
+    ``on_runnable`` is called once every path is allowed and every file compiles, before libcst's
+    parse and the names of the changed symbols: what can run may start its tests while the rest of the
+    gate is checked (a candidate the gate then refuses is never accepted, whatever its tests say)."""
     problems: list[str] = []
     syntax: list[Signal] = []
-    changed: list[str] = []
+    checked: list[str] = []
     for path, text in candidate.items():
         problem = path_problem(path, root, allowed)
         if problem:
@@ -65,13 +70,23 @@ def run_gate(
         if before.get(path, "").strip() and not text.strip():
             problems.append(f"{path}: the edit would delete the whole file; change only what must change")
             continue
-        if path.endswith((".py", ".pyi")):
-            error = syntax_error(path, text)
-            if error is not None:
-                syntax.append(error)
-                problems.append(
-                    f"{path}:{error.line}:{error.column}: {error.message} (near: {error.anchor!r})"
-                )
-                continue
+        if path.endswith((".py", ".pyi")) and _refused(path, compile_error(path, text), syntax, problems):
+            continue
+        checked.append(path)
+    if not problems and on_runnable is not None:
+        on_runnable()
+    changed: list[str] = []
+    for path in checked:
+        text = candidate[path]
+        if path.endswith((".py", ".pyi")) and _refused(path, parse_error(path, text), syntax, problems):
+            continue
         changed.extend(f"{path}::{name}" for name in changed_symbols(before.get(path, ""), text))
     return GateResult(not problems, tuple(problems), tuple(syntax), tuple(changed))
+
+
+def _refused(path: str, error: Signal | None, syntax: list[Signal], problems: list[str]) -> bool:
+    if error is None:
+        return False
+    syntax.append(error)
+    problems.append(f"{path}:{error.line}:{error.column}: {error.message} (near: {error.anchor!r})")
+    return True

@@ -207,7 +207,17 @@ class Session:
             changed = apply_edits(texts, blocks, self.allowed)
         except EditError as exc:
             raise RejectedEdit("edit-failed", exc.feedback() + self._unseen(reply)) from exc
-        gate = run_gate(changed, texts, root=self.change.root, allowed=self.allowed)
+        # The candidate's tests start as soon as it can run (paths allowed, every file compiles), while
+        # libcst's parse and the changed symbols are checked.
+        start = getattr(self.evaluator, "start", None)
+        candidate = {**texts, **changed}
+        gate = run_gate(
+            changed,
+            texts,
+            root=self.change.root,
+            allowed=self.allowed,
+            on_runnable=(lambda: start(candidate)) if callable(start) else None,
+        )
         if not gate.ok:
             raise RejectedEdit("gate-failed", "The edited code does not pass the gate:\n" + gate.feedback())
         return {**texts, **changed}, gate.changed

@@ -65,6 +65,21 @@ def test_a_speculative_baseline_replaces_the_later_one(make_repo: RepoFactory) -
     assert len(runner.pytest_runs) == 2  # the head's and the base's, side by side; no third
 
 
+def test_a_run_started_at_the_gate_is_the_one_evaluate_uses(make_repo: RepoFactory) -> None:
+    change, files = buggy_change(make_repo)
+    runner = CountingRunner()
+    fixed = {"pkg/mod.py": BUGGY.replace("a - b", "a + b")}
+    other = {"pkg/mod.py": BUGGY.replace("a - b", "b + a")}
+    with Evaluator(change, Settings(warm_tests=False), runner, ENV, files) as evaluator:
+        evaluator.evaluate({"pkg/mod.py": BUGGY})
+        before = len(runner.pytest_runs)
+        evaluator.start(other)  # a candidate the gate then refused: its run must not disturb the next
+        evaluator.start(fixed)
+        evaluation = evaluator.evaluate(fixed)
+    assert evaluation.comparison.clean
+    assert len(runner.pytest_runs) == before + 2  # the refused one and the fixed one, never twice
+
+
 # Two runs of old format debt, far apart, in a file whose tests pass.
 DEBT = "def add(a,b):\n    return a+b\n\n\ndef mul(a, b):\n    return a * b\n\n\nTABLE = {  'a':1}\n"
 PROJECT: dict[str, str | bytes] = {

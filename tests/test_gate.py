@@ -76,3 +76,21 @@ def test_gate_never_accepts_what_compile_rejects(code: str) -> None:
     result = run_gate({"m.py": code}, {}, root=Path("project"), allowed=["m.py"])
     if not compiles:
         assert not result.ok
+
+
+def test_tests_may_start_once_the_candidate_can_run(tmp_path: Path) -> None:
+    calls: list[str] = []
+    good = run_gate(
+        {"m.py": "def f():\n    return 2\n"},
+        {"m.py": "def f():\n    return 1\n"},
+        root=tmp_path,
+        allowed=["m.py"],
+        on_runnable=lambda: calls.append("start"),
+    )
+    assert good.ok and good.changed == ("m.py::f",) and calls == ["start"]
+    for candidate, allowed in (({"m.py": "def f(:\n"}, ["m.py"]), ({"other.py": "x = 1\n"}, ["m.py"])):
+        refused = run_gate(
+            candidate, {}, root=tmp_path, allowed=allowed, on_runnable=lambda: calls.append("again")
+        )
+        assert not refused.ok
+    assert calls == ["start"]  # nothing that cannot run, or may not be written, starts its tests
