@@ -24,9 +24,7 @@ def completion(text: str) -> dict[str, Any]:
         "object": "chat.completion",
         "created": 1_700_000_000,
         "model": MODEL,
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-        ],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
     }
 
@@ -44,7 +42,7 @@ def chunk(text: str, finish: str | None) -> dict[str, Any]:
 
 def make_handler(replies: list[str], log: list[str]) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
         def _json(self, body: dict[str, Any]) -> None:

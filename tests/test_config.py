@@ -120,3 +120,12 @@ def test_providers_must_be_tables(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.coderefine]\nproviders = "ollama"\n')
     with pytest.raises(ConfigError, match="must be a table of tables"):
         load_settings(tmp_path, {})
+
+
+def test_merge_is_a_choice_from_pyproject_or_the_environment(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.coderefine]\nmerge = "one-issue"\n')
+    assert load_settings(tmp_path, {}).merge == "one-issue"
+    assert load_settings(tmp_path, {"CODEREFINE_MERGE": "never"}).merge == "never"
+    (tmp_path / "pyproject.toml").write_text('[tool.coderefine]\nmerge = "always"\n')
+    with pytest.raises(ConfigError, match="one-issue"):
+        load_settings(tmp_path, {})
