@@ -44,7 +44,34 @@ def bench_gate(runs: int) -> list[Row]:
             ),
         )
         lines = before.count("\n")
-    return [Row(f"gate on a {lines}-line module", seconds * 1000, "ms", "< 300 ms", seconds < 0.3)]
+        marks: list[float] = []
+
+        def gate_with_start() -> None:
+            run_gate(
+                {"pkg/big.py": after},
+                {"pkg/big.py": before},
+                root=root,
+                allowed=["pkg/big.py"],
+                on_runnable=lambda: marks.append(time.perf_counter()),
+            )
+            marks.append(time.perf_counter())
+
+        overlapped = []
+        for _ in range(runs):
+            gate_with_start()
+            overlapped.append(marks[-1] - marks[-2])
+        share = statistics.median(overlapped)
+    return [
+        Row(f"gate on a {lines}-line module", seconds * 1000, "ms", "< 300 ms", seconds < 0.3),
+        Row(
+            "  of which after the candidate's tests started",
+            share * 1000,
+            "ms",
+            "",
+            None,
+            "libcst parse + changed symbols overlap the test run",
+        ),
+    ]
 
 
 def bench_check(runs: int) -> list[Row]:
