@@ -36,6 +36,7 @@ from coderefine.bench.mutate import (
     remove_body,
     sites,
 )
+from coderefine.bench.reviews import review_pairs, review_tasks
 from coderefine.bench.suite import Edit, LibraryTask, test_function, write_suite
 from coderefine.errors import ToolError, UsageError
 from coderefine.runner import Runner
@@ -250,7 +251,9 @@ class _Builder:
             found.append(self.bug_task(name, len(found), texts[path], path, [site, other], run, len(found)))
         for path, info, text, run in feature_tasks:
             found.append(self.feature_task(name, len(found), texts[path], text, path, info, run))
-        return found + clean_twins(found, count)
+        found += clean_twins(found, count)
+        # Last, so that adding review tasks left every earlier task (and the seed's draws) as it was.
+        return found + review_tasks(self, name, found, texts, review_pairs(count))
 
     def mutants(self, texts: Mapping[str, str], want: int) -> list[tuple[str, Site, SuiteRun]]:
         by_operator: dict[str, list[tuple[str, Site]]] = {}

@@ -20,6 +20,7 @@ class Strategy:
     confirm: str = "always"  # the loop's ``confirm`` setting: "signals" may skip the confirming critique
     first: str = "critic"  # the loop's ``first-critique`` setting: "signals" skips the first critic call
     mixed: bool = False  # the critic and reviser use critic-model and reviser-model
+    review: bool = False  # `coderefine review` of a pull request: runs the review tasks, and only those
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -84,9 +85,18 @@ STRATEGIES: dict[str, Strategy] = {
             False,
             mixed=True,
         ),
+        Strategy(
+            "review",
+            "coderefine review of a pull request: critic per file, fixes offered only when verified",
+            1,
+            True,
+            True,
+            False,
+            review=True,
+        ),
     )
 }
-DEFAULT = ("one-shot", "self-refine", "coderefine")
+DEFAULT = ("one-shot", "self-refine", "coderefine", "review")
 
 
 def strategies(names: str) -> list[Strategy]:
