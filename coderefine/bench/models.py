@@ -3,6 +3,7 @@ score 0%. Neither needs a network or a key."""
 
 from __future__ import annotations
 
+import difflib
 from typing import Protocol
 
 from coderefine.bench.suite import REVIEW_KINDS
@@ -65,9 +66,15 @@ class OracleModel:
 
 
 def _first_difference(wrong: str, right: str) -> str:
-    """The first line of ``wrong`` that ``right`` does not have, stripped."""
-    kept = set(right.splitlines())
-    return next((line.strip() for line in wrong.splitlines() if line not in kept and line.strip()), "")
+    """The first line of ``wrong`` where it differs from ``right``, stripped; where ``wrong`` lacks a
+    line of ``right``, the line before the gap."""
+    old, new = wrong.splitlines(), right.splitlines()
+    for tag, i1, _, _, _ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            return old[i1].strip()
+        if tag == "insert" and old:
+            return old[max(i1 - 1, 0)].strip()
+    return ""
 
 
 class DoNothingModel:
