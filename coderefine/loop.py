@@ -25,7 +25,7 @@ from coderefine.gate import run_gate
 from coderefine.models.base import Block, Message, Model, ModelReply, ModelRequest, Role, Usage
 from coderefine.policy import confirmed_by_signals
 from coderefine.prices import cost_of
-from coderefine.prompting import PromptBuilder, excerpt
+from coderefine.prompting import PromptBuilder, excerpt, preexisting
 from coderefine.redact import Redactor
 from coderefine.signals.base import SEVERITY_RANK, Comparison
 from coderefine.symbols import changed_symbols
@@ -374,6 +374,8 @@ def refine(
     )
     texts = dict(run.original)
     initial = current = run.evaluate(texts, 0)
+    whole = [f.path for f in change.files if f.kind == "whole"]
+    run.prompts.context = preexisting(initial.comparison, whole)
     rounds: list[RoundRecord] = []
     seen = {_digest(texts)}
     stop: StopReason = "rounds"
