@@ -293,6 +293,12 @@ def build_parser() -> argparse.ArgumentParser:
     make_suite.add_argument("--tasks", type=int, default=60, metavar="N", help="tasks to make (default 60)")
     make_suite.add_argument("--seed", type=int, default=0, metavar="N", help="the seed (default 0)")
     make_suite.add_argument(
+        "--disguise",
+        action="store_true",
+        help="rename private names and locals and reorder definitions first (behaviour kept, tests green), "
+        "so a model's memory of the library helps less; a separate suite",
+    )
+    make_suite.add_argument(
         "--requires",
         metavar="LIST",
         default="pytest",

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from coderefine.bench.builder import Builder, Progress
+from coderefine.bench.builder import Builder, Progress, library_modules
+from coderefine.bench.disguise import disguise_tree
 from coderefine.bench.library import (
     SuiteRun,
     copy_tree,
@@ -42,6 +43,7 @@ class Source:
     path: Path | None = None
     requires: tuple[str, ...] = ("pytest",)
     licence: str = ""
+    disguise: bool = False  # rename private names and locals, reorder definitions (``--disguise``)
 
     @property
     def label(self) -> str:
@@ -108,6 +110,13 @@ def _build(
         python = make_venv(folder / "venv", source.requires, runner, label)
         stored_python = str(Path(python).relative_to(folder))
     pin_pytest_root(tree)
+    disguised: dict[str, int] = {}
+    if source.disguise:
+        progress(f"{label}: disguising it (private names, locals, the order of definitions)")
+        done = disguise_tree(tree, library_modules(tree, label), seed)
+        disguised = {"renamed": done.renamed, "locals_renamed": done.locals_renamed, "moved": done.moved}
+        progress(f"{label}: disguised ({', '.join(f'{k} {v}' for k, v in disguised.items())})")
+        label = f"{label} (disguised)"
     progress(f"{label}: running its tests twice for the baseline")
     deselect, baseline = _baseline(python, tree, runner, environ, label)
     progress(f"{label}: {len(baseline.passed())} tests green, {len(deselect)} left out (failing or flaky)")
@@ -125,6 +134,7 @@ def _build(
         "seed": seed,
         "requested": count,
         "tests": len(baseline.passed()),
+        "disguise": disguised,
     }
     write_suite(folder, library, found)
     progress(f"{label}: {len(found)} tasks ({_counts(found)})")
@@ -148,6 +158,7 @@ def _baseline(
         raise UsageError(
             f"{label}: its test suite does not run green on the clean code ({tail or 'no test ran'}); "
             "check its test dependencies (--requires) and that pytest can collect its tests"
+            + ("; the disguise may have broken it: build without --disguise" if "disguised" in label else "")
         )
     good = first.passed() & second.passed()
     seen = {o.nodeid for o in first.outcomes + second.outcomes if o.outcome != "skipped"}

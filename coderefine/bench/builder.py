@@ -29,6 +29,21 @@ MUTANT_RUN_TIMEOUT = 30.0
 MUTANT_TEST_TIMEOUT = 2.0
 
 
+def library_modules(tree: Path, label: str) -> list[str]:
+    """The library's own modules under ``tree`` (not its tests, docs, scripts or build files)."""
+    found = []
+    for path in sorted(tree.rglob("*.py")):
+        rel = PurePosixPath(path.relative_to(tree).as_posix())
+        if is_test_file(rel.name) or rel.name in _NOT_MODULE or set(rel.parts[:-1]) & _NOT_LIBRARY:
+            continue
+        if rel.parts[0].startswith(".") or len(path.read_text("utf-8", errors="replace")) < 200:
+            continue
+        found.append(str(rel))
+    if not found:
+        raise UsageError(f"{label}: no library module found beside its tests")
+    return found
+
+
 class Builder:
     def __init__(
         self,
@@ -50,17 +65,7 @@ class Builder:
         self.ruff = find_ruff()
 
     def modules(self) -> list[str]:
-        found = []
-        for path in sorted(self.tree.rglob("*.py")):
-            rel = PurePosixPath(path.relative_to(self.tree).as_posix())
-            if is_test_file(rel.name) or rel.name in _NOT_MODULE or set(rel.parts[:-1]) & _NOT_LIBRARY:
-                continue
-            if rel.parts[0].startswith(".") or len(path.read_text("utf-8", errors="replace")) < 200:
-                continue
-            found.append(str(rel))
-        if not found:
-            raise UsageError(f"{self.label}: no library module found beside its tests")
-        return found
+        return library_modules(self.tree, self.label)
 
     def failing(self, path: str, text: str) -> SuiteRun | None:
         """The suite's run with ``text`` as ``path``; None when it cannot finish."""

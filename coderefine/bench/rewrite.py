@@ -57,9 +57,12 @@ class Rewrite:
     kinds: tuple[str, ...]
 
 
-def rewrite_function(text: str, qualname: str, seed: int) -> Rewrite:
+def rewrite_function(
+    text: str, qualname: str, seed: int, only: frozenset[str] = frozenset((RENAME, EXTRACT, INVERT))
+) -> Rewrite:
     """``text`` with the function ``qualname`` rewritten (renames, an extracted return value, an
-    inverted if/else, as the function allows); ``kinds`` is empty when none applies."""
+    inverted if/else, as the function allows; ``only`` these kinds); ``kinds`` is empty when none
+    applies."""
     module = cst.parse_module(text)
     finder = _Finder(qualname)
     module.visit(finder)
@@ -75,9 +78,9 @@ def rewrite_function(text: str, qualname: str, seed: int) -> Rewrite:
     candidates = sorted(facts.assigned - facts.params - facts.declared)
     rng.shuffle(candidates)
     free = [n for n in _NAMES if n not in taken]
-    mapping = dict(zip(candidates[:2], free, strict=False))
+    mapping = dict(zip(candidates[:2], free, strict=False)) if RENAME in only else {}
     result_name = next((n for n in _RESULTS if n not in taken and n not in mapping.values()), "")
-    rewriter = _Rewriter(qualname, mapping, result_name)
+    rewriter = _Rewriter(qualname, mapping, result_name if EXTRACT in only else "", INVERT in only)
     changed = module.visit(rewriter)
     kinds = tuple(k for k in (RENAME, EXTRACT, INVERT) if k in rewriter.done)
     return Rewrite(changed.code if kinds else text, kinds)
@@ -166,7 +169,8 @@ class _Facts(cst.CSTVisitor):
 
 
 class _Rewriter(cst.CSTTransformer):
-    def __init__(self, qualname: str, mapping: dict[str, str], result_name: str) -> None:
+    def __init__(self, qualname: str, mapping: dict[str, str], result_name: str, invert: bool) -> None:
+        self.invert = invert
         self.qualname = qualname
         self.mapping = mapping
         self.result_name = result_name
@@ -234,7 +238,7 @@ class _Rewriter(cst.CSTTransformer):
 
     def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
         orelse = updated_node.orelse
-        if self.inside != 1 or INVERT in self.done or not isinstance(orelse, cst.Else):
+        if not self.invert or self.inside != 1 or INVERT in self.done or not isinstance(orelse, cst.Else):
             return updated_node
         if not isinstance(updated_node.body, cst.IndentedBlock) or not isinstance(
             orelse.body, cst.IndentedBlock
