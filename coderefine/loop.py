@@ -25,7 +25,7 @@ from coderefine.gate import run_gate
 from coderefine.models.base import Block, Message, Model, ModelReply, ModelRequest, Role, Usage
 from coderefine.policy import confirmed_by_signals
 from coderefine.prices import cost_of
-from coderefine.prompting import PromptBuilder, excerpt, preexisting
+from coderefine.prompting import PromptBuilder, excerpt, preexisting, split_context
 from coderefine.redact import Redactor
 from coderefine.signals.base import SEVERITY_RANK, Comparison
 from coderefine.symbols import changed_symbols
@@ -376,6 +376,10 @@ def refine(
     initial = current = run.evaluate(texts, 0)
     whole = [f.path for f in change.files if f.kind == "whole"]
     run.prompts.context = preexisting(initial.comparison, whole)
+
+    def faults(comparison: Comparison) -> Comparison:
+        return dataclasses.replace(comparison, introduced=split_context(comparison, run.prompts.context)[0])
+
     rounds: list[RoundRecord] = []
     seen = {_digest(texts)}
     stop: StopReason = "rounds"
@@ -407,7 +411,7 @@ def refine(
         from_signals = not use_critic or (
             number == 1
             and settings.first_critique == "signals"
-            and blocking(current.comparison, settings.fail_on) > 0
+            and blocking(faults(current.comparison), settings.fail_on) > 0
             and not current.comparison.missing()
         )
         try:
@@ -428,7 +432,8 @@ def refine(
             stop = "no-progress"
             break
         last_critique = critique
-        clean = blocking(current.comparison, settings.fail_on) == 0
+        # Lint already in a whole file at the start is context: it does not make the loop revise.
+        clean = blocking(faults(current.comparison), settings.fail_on) == 0
         if clean and (critique.verdict == "pass" or not critique.issues):
             rounds.append(RoundRecord(number, critique, "passed", current.comparison))
             stop = "passed"

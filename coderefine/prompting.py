@@ -67,9 +67,11 @@ def preexisting(comparison: Comparison, whole: Sequence[str]) -> tuple[Signal, .
     return tuple(s for s in comparison.introduced if s.source == "ruff" and s.path in whole)
 
 
-def signals_section(comparison: Comparison, context: Sequence[Signal] = ()) -> str:
-    """The signals the change introduced; of a whole-file review, the lint signals that were already in
-    the files at the start of the run (``context``) are listed apart, as context, not as faults."""
+def split_context(
+    comparison: Comparison, context: Sequence[Signal]
+) -> tuple[tuple[Signal, ...], tuple[Signal, ...]]:
+    """The introduced signals that are the change's, and those that are ``context`` (matched by key, as
+    a multiset: a second copy of an old diagnostic is the change's)."""
     remaining = Counter(s.key() for s in context)
     introduced: list[Signal] = []
     older: list[Signal] = []
@@ -79,6 +81,13 @@ def signals_section(comparison: Comparison, context: Sequence[Signal] = ()) -> s
             older.append(signal)
         else:
             introduced.append(signal)
+    return tuple(introduced), tuple(older)
+
+
+def signals_section(comparison: Comparison, context: Sequence[Signal] = ()) -> str:
+    """The signals the change introduced; of a whole-file review, the lint signals that were already in
+    the files at the start of the run (``context``) are listed apart, as context, not as faults."""
+    introduced, older = split_context(comparison, context)
     lines = [signal_text(s) for s in introduced[:MAX_SIGNALS]]
     if len(introduced) > MAX_SIGNALS:
         lines.append(f"- ... and {len(introduced) - MAX_SIGNALS} more")
