@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from coderefine.bench.harness import run_bench
-from coderefine.bench.manifest import differences, library_suite, load_manifest
+from coderefine.bench.manifest import Library, differences, library_suite, load_manifest, record
 from coderefine.bench.models import DoNothingModel, OracleModel
 from coderefine.bench.strategies import strategies
-from coderefine.bench.suite import SUITE_FILE
+from coderefine.bench.suite import SUITE_FILE, LibraryTask
 from coderefine.bench.summary import summary
 from coderefine.config import Settings
 from coderefine.runner import SubprocessRunner
@@ -76,3 +77,17 @@ def test_self_checks_on_a_shipped_suite() -> None:
     assert table["coderefine"]["fixed"] == 0 and table["review"]["fixed"] == 0
     assert table["review"]["review"]["false_alarms"] == table["review"]["review"]["verified"] == 0
     assert not any(r.changed for r in results)
+
+
+def test_built_tasks_of_a_kind_the_records_predate_are_additions_not_differences() -> None:
+    def task(task_id: str, kind: str, line: int = 3) -> LibraryTask:
+        return LibraryTask(
+            task_id, kind, "single", "function", "constant", "m.py", "f", line, "i", (), (), ()
+        )
+
+    bug, review = task("lib/000", "bug"), task("lib/review-000", "review")
+    library = Library("lib", "1", "MIT", (), 8, 0, "", (record(bug),))
+    assert differences(library, [bug, review]) == []
+    assert differences(library, [task("lib/000", "bug", line=4), review]) == ["lib/000"]
+    with_reviews = replace(library, records=(record(bug), record(review)))
+    assert differences(with_reviews, [bug]) == ["lib/review-000"]
