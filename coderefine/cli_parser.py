@@ -244,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--model oracle (must score 100%%) and --model do-nothing (must score 0%%) check the harness "
         "itself, offline.",
         epilog="strategies: one-shot, self-refine, coderefine, coderefine-retry, coderefine-r1, "
-        "coderefine-r2, signals-only;\n"
+        "coderefine-r2, signals-only, review (runs the suites' review tasks through coderefine review);\n"
         "NAME@MODEL runs a strategy with a model of its own\n"
         "examples:\n"
         "  coderefine bench --limit 20 --strategies one-shot,coderefine --jobs 4\n"
@@ -253,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
         "  coderefine bench --suite suites/humanize --model oracle --strategies coderefine",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    bench.add_argument("--strategies", default="one-shot,self-refine,coderefine", metavar="LIST")
+    bench.add_argument("--strategies", default="one-shot,self-refine,coderefine,review", metavar="LIST")
     bench.add_argument("--model", metavar="NAME", help="PROVIDER:MODEL, replay:FILE, oracle or do-nothing")
     for role in ("critic", "reviser"):
         bench.add_argument(
@@ -292,6 +292,12 @@ def build_parser() -> argparse.ArgumentParser:
     make_suite.add_argument("--from", dest="from_path", metavar="PATH", help="a local checkout with tests")
     make_suite.add_argument("--tasks", type=int, default=60, metavar="N", help="tasks to make (default 60)")
     make_suite.add_argument("--seed", type=int, default=0, metavar="N", help="the seed (default 0)")
+    make_suite.add_argument(
+        "--disguise",
+        action="store_true",
+        help="rename private names and locals and reorder definitions first (behaviour kept, tests green), "
+        "so a model's memory of the library helps less; a separate suite",
+    )
     make_suite.add_argument(
         "--requires",
         metavar="LIST",

@@ -7,6 +7,7 @@ were measured in an isolated tree; the caller decides to write, show or publish 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from typing import Literal
@@ -19,6 +20,7 @@ from coderefine.errors import BudgetExceededError, TimeLimitError
 from coderefine.evaluate import Evaluation
 from coderefine.models.base import Model
 from coderefine.policy import confirmed_by_signals, mergeable
+from coderefine.prompting import preexisting, split_context
 from coderefine.records import ModelCharge, Outcome, RefineResult, RoundRecord, StopReason
 from coderefine.session import Evaluates, Ledger, NoProgress, Progress, RejectedEdit, Session
 from coderefine.signals.base import Comparison
@@ -82,6 +84,12 @@ def refine(
     )
     texts = dict(run.original)
     initial = current = run.evaluate(texts, 0)
+    whole = [f.path for f in change.files if f.kind == "whole"]
+    run.prompts.context = preexisting(initial.comparison, whole)
+
+    def faults(comparison: Comparison) -> Comparison:
+        return dataclasses.replace(comparison, introduced=split_context(comparison, run.prompts.context)[0])
+
     rounds: list[RoundRecord] = []
     seen = {digest(texts)}
     stop: StopReason = "rounds"
@@ -111,7 +119,7 @@ def refine(
         from_signals = not use_critic or (
             number == 1
             and settings.first_critique == "signals"
-            and blocking(current.comparison, settings.fail_on) > 0
+            and blocking(faults(current.comparison), settings.fail_on) > 0
             and not current.comparison.missing()
         )
         try:
@@ -126,7 +134,8 @@ def refine(
             rounds.append(record)
             break
         last_critique = critique
-        clean = blocking(current.comparison, settings.fail_on) == 0
+        # Lint already in a whole file at the start is context: it does not make the loop revise.
+        clean = blocking(faults(current.comparison), settings.fail_on) == 0
         if clean and (critique.verdict == "pass" or not critique.issues):
             rounds.append(RoundRecord(number, critique, "passed", current.comparison))
             stop = "passed"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -52,10 +53,44 @@ def signal_text(signal: Signal) -> str:
 NOT_COLLECTED = "(not collected: no linter or test was run; nothing is known about the code's signals)"
 
 
-def signals_section(comparison: Comparison) -> str:
-    lines = [signal_text(s) for s in comparison.introduced[:MAX_SIGNALS]]
-    if len(comparison.introduced) > MAX_SIGNALS:
-        lines.append(f"- ... and {len(comparison.introduced) - MAX_SIGNALS} more")
+CONTEXT_NOTE = (
+    "Lint signals already in these files when this run started (context, not faults of the change: do not "
+    "rewrite code or add `# noqa` only to silence them, and do not ask for that; leave them as they are "
+    "unless the intent asks otherwise):"
+)
+
+
+def preexisting(comparison: Comparison, whole: Sequence[str]) -> tuple[Signal, ...]:
+    """The lint signals of the files reviewed whole (no version before the change to compare with) as
+    they were at the start of the run: context for the prompts, not faults of the change. Failing tests
+    stay facts to act on."""
+    return tuple(s for s in comparison.introduced if s.source == "ruff" and s.path in whole)
+
+
+def split_context(
+    comparison: Comparison, context: Sequence[Signal]
+) -> tuple[tuple[Signal, ...], tuple[Signal, ...]]:
+    """The introduced signals that are the change's, and those that are ``context`` (matched by key, as
+    a multiset: a second copy of an old diagnostic is the change's)."""
+    remaining = Counter(s.key() for s in context)
+    introduced: list[Signal] = []
+    older: list[Signal] = []
+    for signal in comparison.introduced:
+        if remaining[signal.key()] > 0:
+            remaining[signal.key()] -= 1
+            older.append(signal)
+        else:
+            introduced.append(signal)
+    return tuple(introduced), tuple(older)
+
+
+def signals_section(comparison: Comparison, context: Sequence[Signal] = ()) -> str:
+    """The signals the change introduced; of a whole-file review, the lint signals that were already in
+    the files at the start of the run (``context``) are listed apart, as context, not as faults."""
+    introduced, older = split_context(comparison, context)
+    lines = [signal_text(s) for s in introduced[:MAX_SIGNALS]]
+    if len(introduced) > MAX_SIGNALS:
+        lines.append(f"- ... and {len(introduced) - MAX_SIGNALS} more")
     for status in comparison.missing():
         lines.append(
             f"- [missing] {status.source} did not run cleanly ({status.note}); its facts are unknown"
@@ -67,11 +102,17 @@ def signals_section(comparison: Comparison) -> str:
     note = (
         f"{len(comparison.existing)} older signals were already there before the change and are not listed."
     )
-    return (
+    section = (
         "Signals introduced by the change:\n"
         + fence("signals", body)
         + ("\n" + note if comparison.existing else "")
     )
+    if older:
+        shown = [signal_text(s) for s in older[:MAX_SIGNALS]]
+        if len(older) > MAX_SIGNALS:
+            shown.append(f"- ... and {len(older) - MAX_SIGNALS} more")
+        section += "\n\n" + CONTEXT_NOTE + "\n" + fence("context", "\n".join(shown))
+    return section
 
 
 def excerpt(view: FileView, span: Span) -> str:
@@ -128,6 +169,8 @@ class PromptBuilder:
     def __init__(self, max_tokens: int, *, merge: bool = False) -> None:
         self._max_tokens = max_tokens
         self._merge = merge
+        # Lint signals already in whole files at the start of the run: shown as context, not as faults.
+        self.context: tuple[Signal, ...] = ()
 
     def _system(self, files: Mapping[str, str], views: Mapping[str, FileView] | None) -> tuple[Block, ...]:
         return (
@@ -174,7 +217,7 @@ class PromptBuilder:
         ]
         if changed:
             parts.append("Functions and classes the change touches: " + ", ".join(changed))
-        parts.append(signals_section(comparison))
+        parts.append(signals_section(comparison, self.context))
         if self._merge:
             parts.append(MERGE_NOTE)
         return self._request("critic", files, parts, force=True, views=views)
@@ -192,7 +235,7 @@ class PromptBuilder:
             "ROLE: REVISER. Answer with edit blocks that address this critique.",
             "The intent of the change:\n" + fence("intent", intent),
             "The critique:\n" + fence("critique", json.dumps(critique.as_data(), ensure_ascii=False)),
-            signals_section(comparison),
+            signals_section(comparison, self.context),
             "Files you may edit: " + ", ".join(files),
         ]
         extra = issue_excerpts(views or {}, critique)

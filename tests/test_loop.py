@@ -11,6 +11,7 @@ from coderefine.gitio import GitRepo
 from coderefine.loop import RefineResult, refine
 from coderefine.models.base import Model
 from coderefine.models.scripted import Script, ScriptedModel
+from coderefine.prompting import CONTEXT_NOTE
 from coderefine.runner import SubprocessRunner
 from coderefine.workspace import project_files
 from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
@@ -210,3 +211,17 @@ def test_progress_is_reported(make_repo: RepoFactory) -> None:
 
     run(change, files, scripted(revise(), FIX, PASS), Settings(tests=False), progress=Recorder())
     assert seen[:4] == [("signals", 0), ("critic", 1), ("reviser", 1), ("signals", 1)]
+
+
+def test_lint_already_in_a_whole_file_reaches_the_critic_as_context(tmp_path: Path) -> None:
+    """Outside git the file is reviewed whole: its old E741 is shown as context, not as the change's."""
+    write_files(
+        tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n", "mod.py": "def f(l):\n    return l\n"}
+    )
+    change = from_worktree([Path("mod.py")], cwd=tmp_path, repo=None, max_bytes=1 << 20)
+    model = scripted(PASS)
+    settings = Settings(tests=False)
+    with Evaluator(change, settings, SubprocessRunner(), {"PATH": "/usr/bin:/bin"}, ["mod.py"]) as evaluator:
+        refine(change, settings, model, evaluator, intent="tidy")
+    introduced, context = model.history[0].messages[0].text.split(CONTEXT_NOTE)
+    assert "E741" in context and "E741" not in introduced

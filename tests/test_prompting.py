@@ -1,6 +1,6 @@
 from coderefine.critique import Critique, Issue
 from coderefine.edits import parse_edit_blocks
-from coderefine.prompting import PromptBuilder, fence
+from coderefine.prompting import CONTEXT_NOTE, PromptBuilder, fence, preexisting
 from coderefine.signals.base import Comparison, Signal, SourceStatus
 
 HOSTILE = '''\
@@ -112,3 +112,47 @@ def test_a_merged_run_lists_the_tool_with_edits_in_every_request_and_asks_the_cr
     assert MERGE_NOTE in critic.messages[0].text and MERGE_NOTE not in reviser.messages[0].text
     plain = PromptBuilder(1000).critic({"m.py": "x = 1\n"}, intent="i", diff="", changed=[], comparison=CLEAN)
     assert plain.tool == CRITIQUE_TOOL and MERGE_NOTE not in plain.messages[0].text
+
+
+def test_lint_signals_already_in_a_whole_file_are_context_not_faults() -> None:
+    """A whole-file review: E741 on a parameter name was there before the run; the critic and reviser
+    see it apart from the change's signals, told not to silence it with a rewrite or `# noqa`."""
+    old = Signal("ruff", "m.py", 1, 1, "E741", "Ambiguous variable name: `l`", "warning")
+    new = Signal("ruff", "m.py", 4, 4, "F841", "Local variable `x` is assigned to but never used", "warning")
+    failing = Signal("pytest", "t.py", 3, 3, "t.py::test_x", "test failed", "error")
+    at_start = Comparison((old, failing), (), (), ())
+    builder = PromptBuilder(1000)
+    builder.context = preexisting(at_start, ["m.py"])
+    assert builder.context == (old,)  # a failing test is a fact to act on, never mere context
+    comparison = Comparison((old, new, failing), (), (), ())
+    critic = (
+        builder.critic(
+            {"m.py": "def f(l):\n    return l\n"}, intent="i", diff="", changed=[], comparison=comparison
+        )
+        .messages[0]
+        .text
+    )
+    reviser = (
+        builder.reviser(
+            {"m.py": "def f(l):\n    return l\n"},
+            intent="i",
+            critique=Critique("revise", "s", ()),
+            comparison=comparison,
+        )
+        .messages[0]
+        .text
+    )
+    for text in (critic, reviser):
+        introduced, context = text.split(CONTEXT_NOTE)
+        assert "F841" in introduced and "t.py::test_x" in introduced and "E741" not in introduced
+        assert "E741" in context and "F841" not in context
+        assert "do not rewrite code or add `# noqa` only to silence them" in CONTEXT_NOTE
+    # A file with a version before the change keeps comparing with it: nothing is context.
+    assert preexisting(at_start, []) == ()
+    assert (
+        CONTEXT_NOTE
+        not in PromptBuilder(1000)
+        .critic({"m.py": "x"}, intent="i", diff="", changed=[], comparison=comparison)
+        .messages[0]
+        .text
+    )

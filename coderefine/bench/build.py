@@ -1,4 +1,4 @@
-"""``coderefine bench make-suite``: bug and feature tasks from a real library, built reproducibly.
+"""``coderefine bench make-suite``: a suite folder from a real library, built reproducibly.
 
 The library comes from its source distribution (``NAME==VERSION``, with pip) or from a local checkout
 (``--from``). Its tests run twice on the clean code: a test that fails or flakes is left out. Mutants and
@@ -8,16 +8,16 @@ the target and renamed into place at the end, so a half-built suite is never see
 
 from __future__ import annotations
 
-import json
 import random
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from pathlib import Path, PurePosixPath
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
-from coderefine.bench.intents import STRENGTHS, bug_intent, clean_twins
+from coderefine.bench.builder import Builder, Progress, library_modules
+from coderefine.bench.disguise import disguise_tree
 from coderefine.bench.library import (
     SuiteRun,
     copy_tree,
@@ -28,26 +28,11 @@ from coderefine.bench.library import (
     run_suite,
     unpack,
 )
-from coderefine.bench.mutate import (
-    FunctionInfo,
-    Site,
-    apply,
-    function_text,
-    remove_body,
-    sites,
-)
-from coderefine.bench.suite import Edit, LibraryTask, test_function, write_suite
-from coderefine.errors import ToolError, UsageError
+from coderefine.bench.suite import LibraryTask, write_suite
+from coderefine.errors import UsageError
 from coderefine.runner import Runner
-from coderefine.signals.pytest import is_test_file
-from coderefine.signals.ruff import find_ruff
 
-Progress = Callable[[str], None]
-_NOT_LIBRARY = {"test", "tests", "testing", "docs", "doc", "scripts", "examples", "benchmarks", "build"}
-_NOT_MODULE = {"setup.py", "conftest.py", "benchmark.py", "_version.py", "version.py", "noxfile.py"}
-MAX_PER_FUNCTION = 3
-MUTANT_RUN_TIMEOUT = 30.0
-MUTANT_TEST_TIMEOUT = 2.0
+__all__ = ["Progress", "Source", "make_suite"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +43,7 @@ class Source:
     path: Path | None = None
     requires: tuple[str, ...] = ("pytest",)
     licence: str = ""
+    disguise: bool = False  # rename private names and locals, reorder definitions (``--disguise``)
 
     @property
     def label(self) -> str:
@@ -124,12 +110,19 @@ def _build(
         python = make_venv(folder / "venv", source.requires, runner, label)
         stored_python = str(Path(python).relative_to(folder))
     pin_pytest_root(tree)
+    disguised: dict[str, int] = {}
+    if source.disguise:
+        progress(f"{label}: disguising it (private names, locals, the order of definitions)")
+        done = disguise_tree(tree, library_modules(tree, label), seed)
+        disguised = {"renamed": done.renamed, "locals_renamed": done.locals_renamed, "moved": done.moved}
+        progress(f"{label}: disguised ({', '.join(f'{k} {v}' for k, v in disguised.items())})")
+        label = f"{label} (disguised)"
     progress(f"{label}: running its tests twice for the baseline")
     deselect, baseline = _baseline(python, tree, runner, environ, label)
     progress(f"{label}: {len(baseline.passed())} tests green, {len(deselect)} left out (failing or flaky)")
     progress(f"{label}: finding the lines its tests run")
     covered = covered_lines(python, tree, runner, environ, deselect)
-    builder = _Builder(label, tree, python, runner, environ, deselect, random.Random(seed), progress, covered)
+    builder = Builder(label, tree, python, runner, environ, deselect, random.Random(seed), progress, covered)
     found = builder.tasks(name, count)
     library = {
         "name": name,
@@ -141,6 +134,7 @@ def _build(
         "seed": seed,
         "requested": count,
         "tests": len(baseline.passed()),
+        "disguise": disguised,
     }
     write_suite(folder, library, found)
     progress(f"{label}: {len(found)} tasks ({_counts(found)})")
@@ -164,256 +158,8 @@ def _baseline(
         raise UsageError(
             f"{label}: its test suite does not run green on the clean code ({tail or 'no test ran'}); "
             "check its test dependencies (--requires) and that pytest can collect its tests"
+            + ("; the disguise may have broken it: build without --disguise" if "disguised" in label else "")
         )
     good = first.passed() & second.passed()
     seen = {o.nodeid for o in first.outcomes + second.outcomes if o.outcome != "skipped"}
     return tuple(sorted(seen - good)), second
-
-
-class _Builder:
-    def __init__(
-        self,
-        label: str,
-        tree: Path,
-        python: str,
-        runner: Runner,
-        environ: Mapping[str, str],
-        deselect: tuple[str, ...],
-        rng: random.Random,
-        progress: Progress,
-        covered: Mapping[str, set[int]],
-    ) -> None:
-        self.covered = covered
-        self._functions: dict[str, dict[str, FunctionInfo]] = {}
-        self.label, self.tree, self.python = label, tree, python
-        self.runner, self.environ, self.deselect = runner, environ, deselect
-        self.rng, self.progress = rng, progress
-        self.ruff = find_ruff()
-
-    def modules(self) -> list[str]:
-        found = []
-        for path in sorted(self.tree.rglob("*.py")):
-            rel = PurePosixPath(path.relative_to(self.tree).as_posix())
-            if is_test_file(rel.name) or rel.name in _NOT_MODULE or set(rel.parts[:-1]) & _NOT_LIBRARY:
-                continue
-            if rel.parts[0].startswith(".") or len(path.read_text("utf-8", errors="replace")) < 200:
-                continue
-            found.append(str(rel))
-        if not found:
-            raise UsageError(f"{self.label}: no library module found beside its tests")
-        return found
-
-    def failing(self, path: str, text: str) -> SuiteRun | None:
-        """The suite's run with ``text`` as ``path``; None when it cannot finish."""
-        target = self.tree / path
-        original = target.read_text("utf-8")
-        target.write_text(text, "utf-8")
-        try:
-            run = run_suite(
-                self.python,
-                self.tree,
-                self.runner,
-                self.environ,
-                deselect=self.deselect,
-                timeout=MUTANT_RUN_TIMEOUT,
-                test_timeout=MUTANT_TEST_TIMEOUT,
-            )
-        finally:
-            target.write_text(original, "utf-8")
-        # A change that makes a test hang is no task: scoring must stay fast and certain.
-        return run if run.finished and not run.hung() else None
-
-    def ruff_codes(self, path: str, text: str) -> list[str]:
-        if self.ruff is None:
-            return []
-        argv = [self.ruff, "check", "--isolated", "--select", "E4,E7,E9,F,B", "--output-format", "json"]
-        argv += ["--stdin-filename", path, "-"]
-        try:
-            done = self.runner.run(argv, cwd=self.tree, timeout=60, stdin=text)
-            return sorted(f"{d['code']}:{d['message']}" for d in json.loads(done.out or "[]"))
-        except (ToolError, ValueError, KeyError):
-            return ["unknown"]
-
-    def tasks(self, name: str, count: int) -> list[LibraryTask]:
-        modules = self.modules()
-        texts = {m: (self.tree / m).read_text("utf-8") for m in modules}
-        features = count // 4
-        multi = count // 6
-        singles = count - features - multi
-        bugs = self.mutants(texts, singles + multi)
-        feature_tasks = self.features(texts, features)
-        split = len(bugs) - min(multi, len(bugs) // 4)
-        found: list[LibraryTask] = []
-        for number, (path, site, run) in enumerate(bugs[:split]):
-            found.append(self.bug_task(name, len(found), texts[path], path, [site], run, number))
-        for path, site, run, other in self.pairs(bugs[split:], bugs[:split]):
-            found.append(self.bug_task(name, len(found), texts[path], path, [site, other], run, len(found)))
-        for path, info, text, run in feature_tasks:
-            found.append(self.feature_task(name, len(found), texts[path], text, path, info, run))
-        return found + clean_twins(found, count)
-
-    def mutants(self, texts: Mapping[str, str], want: int) -> list[tuple[str, Site, SuiteRun]]:
-        by_operator: dict[str, list[tuple[str, Site]]] = {}
-        clean_codes = {}
-        for path, text in texts.items():
-            clean_codes[path] = self.ruff_codes(path, text)
-            lines = self.covered.get(path, set())
-            for site in sites(text)[0]:
-                if self.covered and site.line not in lines:
-                    continue
-                by_operator.setdefault(site.operator, []).append((path, site))
-        queues = [by_operator[k] for k in sorted(by_operator)]
-        for queue in queues:
-            self.rng.shuffle(queue)
-        # Round robin over the operators, so that the common ones (a name, a constant) do not crowd out
-        # the rest.
-        order = [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
-        kept: list[tuple[str, Site, SuiteRun]] = []
-        seen: set[tuple[str, frozenset[str]]] = set()
-        per_function: dict[tuple[str, str], int] = {}
-        tried = 0
-        for path, site in order:
-            if len(kept) >= want or tried >= want * 6:
-                break
-            key = (path, site.function)
-            if per_function.get(key, 0) >= MAX_PER_FUNCTION:
-                continue
-            tried += 1
-            mutated = site.apply(texts[path])
-            if not _compiles(mutated) or self.ruff_codes(path, mutated) != clean_codes[path]:
-                continue
-            run = self.failing(path, mutated)
-            if run is None or not run.failed() or (path, run.failed()) in seen:
-                continue
-            seen.add((path, run.failed()))
-            per_function[key] = per_function.get(key, 0) + 1
-            kept.append((path, site, run))
-            self.progress(f"{self.label}: mutant {len(kept)}/{want} ({site.operator} in {site.function})")
-        return kept
-
-    def pairs(
-        self, firsts: Sequence[tuple[str, Site, SuiteRun]], others: Sequence[tuple[str, Site, SuiteRun]]
-    ) -> list[tuple[str, Site, SuiteRun, Site]]:
-        """Each mutant with a second one of the same module in another function: two bugs, one of them
-        outside the named function."""
-        found = []
-        for path, site, run in firsts:
-            partner = next(
-                (
-                    s
-                    for p, s, _ in others
-                    if p == path and s.function != site.function and s.line != site.line
-                ),
-                None,
-            )
-            if partner is not None:
-                found.append((path, site, run, partner))
-        return found
-
-    def features(self, texts: Mapping[str, str], want: int) -> list[tuple[str, FunctionInfo, str, SuiteRun]]:
-        candidates = [
-            (path, info)
-            for path, text in texts.items()
-            for info in sites(text)[1]
-            if (
-                not self.covered
-                or set(range(info.line + 1, info.end_line + 1)) & self.covered.get(path, set())
-            )
-            and info.docstring
-            and info.statements >= 2
-            and "." not in info.qualname.strip("_")
-        ]
-        self.rng.shuffle(candidates)
-        kept: list[tuple[str, FunctionInfo, str, SuiteRun]] = []
-        for path, info in candidates:
-            if len(kept) >= want:
-                break
-            text = remove_body(texts[path], info.qualname)
-            run = self.failing(path, text)
-            if run is None or not run.failed():
-                continue
-            kept.append((path, info, text, run))
-            self.progress(f"{self.label}: feature {len(kept)}/{want} ({info.qualname})")
-        return kept
-
-    def functions(self, path: str, text: str) -> dict[str, FunctionInfo]:
-        """The functions of a clean module, parsed once (a parse of 2,700 lines takes a second)."""
-        if path not in self._functions:
-            self._functions[path] = {info.qualname: info for info in sites(text)[1]}
-        return self._functions[path]
-
-    def split(self, run: SuiteRun) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The failing tests, split by test function: about half stay visible (at least one)."""
-        functions = sorted({test_function(n) for n in run.failed()})
-        self.rng.shuffle(functions)
-        hidden_functions = set(functions[: len(functions) // 2])
-        visible = tuple(sorted(n for n in run.failed() if test_function(n) not in hidden_functions))
-        hidden = tuple(sorted(n for n in run.failed() if test_function(n) in hidden_functions))
-        return visible, hidden
-
-    def bug_task(
-        self, name: str, index: int, text: str, path: str, chosen: list[Site], run: SuiteRun, number: int
-    ) -> LibraryTask:
-        mutated = apply(text, chosen)
-        if len(chosen) > 1:
-            run = self.failing(path, mutated) or run
-        visible, hidden = self.split(run)
-        infos = self.functions(path, text)
-        edits = tuple(
-            Edit(function_text(text, infos[f]), _changed_function(text, infos[f], chosen))
-            for f in dict.fromkeys(s.function for s in chosen)
-        )
-        strength = STRENGTHS[number % len(STRENGTHS)]
-        function = chosen[0].function
-        return LibraryTask(
-            task_id=f"{name}/{index:03d}",
-            kind="bug",
-            shape="multi" if len(chosen) > 1 else "single",
-            strength=strength,
-            mutation="+".join(s.operator for s in chosen),
-            path=path,
-            function=function,
-            line=chosen[0].line,
-            intent=bug_intent(strength, function, path, run, visible),
-            edits=edits,
-            visible=visible,
-            hidden=hidden,
-            module_lines=len(text.splitlines()),
-        )
-
-    def feature_task(
-        self, name: str, index: int, text: str, changed: str, path: str, info: FunctionInfo, run: SuiteRun
-    ) -> LibraryTask:
-        visible, hidden = self.split(run)
-        delta = len(changed.splitlines()) - len(text.splitlines())
-        after = replace(info, end_line=info.end_line + delta)
-        return LibraryTask(
-            task_id=f"{name}/{index:03d}",
-            kind="feature",
-            shape="feature",
-            strength="feature",
-            mutation="removed-body",
-            path=path,
-            function=info.qualname,
-            line=info.line,
-            intent=f"Implement `{info.qualname}` in {path} as documented in its docstring.",
-            edits=(Edit(function_text(text, info), function_text(changed, after)),),
-            visible=visible,
-            hidden=hidden,
-            module_lines=len(text.splitlines()),
-        )
-
-
-def _changed_function(text: str, info: FunctionInfo, chosen: Sequence[Site]) -> str:
-    """The text of one function with the sites inside it applied (they may remove a line)."""
-    own = apply(text, [s for s in chosen if s.function == info.qualname])
-    delta = len(own.splitlines()) - len(text.splitlines())
-    return function_text(own, replace(info, end_line=info.end_line + delta))
-
-
-def _compiles(text: str) -> bool:
-    try:
-        compile(text, "<mutant>", "exec")
-    except (SyntaxError, ValueError):
-        return False
-    return True

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from coderefine import __version__
+from coderefine.bench.review_run import run_review_task
 from coderefine.bench.strategies import Strategy
+from coderefine.bench.suite import REVIEW_KINDS
 from coderefine.change import from_worktree
 from coderefine.config import Settings
 from coderefine.errors import ModelError
@@ -83,6 +85,13 @@ class TaskResult:
     lines_changed: int = 0
     # Per role and model: {"role", "model", "tokens", "cost"} (a mixed strategy has one per model).
     models: tuple[dict[str, Any], ...] = ()
+    # Review tasks (``coderefine review`` on a pull request): an error-level finding on the mutant's
+    # lines; error-level findings elsewhere; fixes tried, offered (verified), and fixing the mutant.
+    caught: bool = False
+    false_alarms: int = 0
+    fixes_tried: int = 0
+    verified: int = 0
+    verified_fixing: int = 0
 
     @property
     def fixed(self) -> bool:
@@ -132,6 +141,8 @@ def run_task(
     environ: Mapping[str, str],
     clock: Callable[[], float] = time.monotonic,
 ) -> TaskResult:
+    if task.kind in REVIEW_KINDS:
+        return _review_result(task, strategy, model, settings, runner, environ, clock)
     start = clock()
     with tempfile.TemporaryDirectory(prefix="coderefine-bench-") as scratch:
         folder = task.materialise(Path(scratch) / "task")
@@ -203,6 +214,61 @@ def run_task(
     )
 
 
+def _review_result(
+    task: BenchTask,
+    strategy: Strategy,
+    model: Model,
+    settings: Settings,
+    runner: Runner,
+    environ: Mapping[str, str],
+    clock: Callable[[], float],
+) -> TaskResult:
+    """A review task's result: "fixed" is caught (an error-level finding on the mutant's lines); a
+    negative is correct code, so it passes before and after (a review writes nothing)."""
+    start = clock()
+    outcome = run_review_task(task, model, settings, runner, environ, clock)  # type: ignore[arg-type]
+    report = outcome.report
+    usage = {"input": 0, "output": 0, "read": 0, "write": 0}
+    for spent in report.usage.values() if report else ():
+        usage["input"] += spent.input_tokens
+        usage["output"] += spent.output_tokens
+        usage["read"] += spent.cache_read_tokens
+        usage["write"] += spent.cache_write_tokens
+    clean = task.kind != "review"
+    return TaskResult(
+        task_id=task.task_id,
+        bug_type=task.bug_type,
+        strategy=strategy.name,
+        model=model.name,
+        passed_before=clean,
+        passed_after=clean or outcome.caught,
+        rounds=1 if report and report.reviewed else 0,
+        input_tokens=usage["input"],
+        output_tokens=usage["output"],
+        cache_read_tokens=usage["read"],
+        cache_write_tokens=usage["write"],
+        cost=report.cost if report else 0.0,
+        seconds=clock() - start,
+        gate_rejections=0,
+        stop="reviewed" if report else "error",
+        error=outcome.error,
+        kind=task.kind,
+        shape=task.shape,
+        strength=task.strength,
+        mutation=task.mutation,
+        models=_charges(report.charges) if report else (),
+        caught=outcome.caught,
+        false_alarms=outcome.false_alarms,
+        fixes_tried=outcome.fixes_tried,
+        verified=outcome.verified,
+        verified_fixing=outcome.verified_fixing,
+    )
+
+
+def _charges(charges: Sequence[Any]) -> tuple[dict[str, Any], ...]:
+    return tuple({"role": c.role, "model": c.model, "tokens": c.usage.total, "cost": c.cost} for c in charges)
+
+
 ModelFor = Callable[[BenchTask, Strategy], Model]
 _Item = TypeVar("_Item")
 
@@ -229,6 +295,8 @@ def run_bench(
     pending: list[tuple[BenchTask, Strategy, Path | None]] = []
     for strategy in strategies:
         for task in tasks:
+            if strategy.review != (task.kind in REVIEW_KINDS):
+                continue  # review tasks go through `coderefine review`, the others through the loop
             entry = None
             if cache_dir is not None:
                 key = cache_key(task, strategy, model_for(task, strategy).name, settings)

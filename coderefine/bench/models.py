@@ -3,8 +3,10 @@ score 0%. Neither needs a network or a key."""
 
 from __future__ import annotations
 
+import difflib
 from typing import Protocol
 
+from coderefine.bench.suite import REVIEW_KINDS
 from coderefine.models.base import ModelReply, ModelRequest, Usage
 
 
@@ -36,6 +38,11 @@ class OracleModel:
         usage = Usage(len(sent) // 4, 50)
         if request.role == "critic":
             first = next((line.strip() for a, _ in wrong[:1] for line in a.splitlines() if line.strip()), "")
+            line = 1
+            if getattr(self._task, "kind", "") in REVIEW_KINDS and wrong:
+                # A review is caught on the mutant's own line: point there, not at the function.
+                first = _first_difference(*wrong[0]) or first
+                line = int(getattr(self._task, "line", 1))
             critique: dict[str, object] = {
                 "verdict": "revise" if buggy else "pass",
                 "summary": "the body differs from the canonical solution" if buggy else "matches",
@@ -44,7 +51,7 @@ class OracleModel:
                         "title": "bug",
                         "severity": "error",
                         "path": self._task.path,
-                        "line": 1,
+                        "line": line,
                         "evidence": first,
                         "suggestion": "use the canonical body",
                     }
@@ -59,6 +66,18 @@ class OracleModel:
         if not buggy:
             return ModelReply("No change.", usage, self.name)
         return ModelReply("".join(_edit(self._task.path, a, b) for a, b in wrong), usage, self.name)
+
+
+def _first_difference(wrong: str, right: str) -> str:
+    """The first line of ``wrong`` where it differs from ``right``, stripped; where ``wrong`` lacks a
+    line of ``right``, the line before the gap."""
+    old, new = wrong.splitlines(), right.splitlines()
+    for tag, i1, _, _, _ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            return old[i1].strip()
+        if tag == "insert" and old:
+            return old[max(i1 - 1, 0)].strip()
+    return ""
 
 
 class DoNothingModel:

@@ -87,6 +87,20 @@ def markdown(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> str:
             lines.append(
                 f"| {name} | {row['tasks']} | {row['changed']} | {row['lines_changed']} | {row['broken']} |"
             )
+    reviews = {name: row["review"] for name, row in table.items() if "review" in row}
+    if reviews:
+        lines += ["", "Review of pull requests (a rewrite with a mutant inside, and without one):", ""]
+        lines += [
+            "| strategy | caught [95% CI] | false alarms / clean change | fixes tried | verified | "
+            "verified and fixing |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for name, row in reviews.items():
+            lines.append(
+                f"| {name} | {rate_cell(row['caught'], row['tasks'])} | "
+                f"{row['false_alarms_per_clean']:.2f} ({row['false_alarms']} on {row['clean_changes']}) | "
+                f"{row['fixes_tried']} | {row['verified']} | {row['verified_fixing']} |"
+            )
     pairs = comparisons(results)
     if pairs:
         lines += ["", "Pairwise, on the same tasks (McNemar's exact test):", ""]

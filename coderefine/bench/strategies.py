@@ -21,6 +21,7 @@ class Strategy:
     first: str = "critic"  # the loop's ``first-critique`` setting: "signals" skips the first critic call
     mixed: bool = False  # the critic and reviser use critic-model and reviser-model
     merge: str = "never"  # the loop's ``merge`` setting: "one-issue" lets the critic carry a lone fix
+    review: bool = False  # `coderefine review` of a pull request: runs the review tasks, and only those
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -95,9 +96,18 @@ STRATEGIES: dict[str, Strategy] = {
             False,
             mixed=True,
         ),
+        Strategy(
+            "review",
+            "coderefine review of a pull request: critic per file, fixes offered only when verified",
+            1,
+            True,
+            True,
+            False,
+            review=True,
+        ),
     )
 }
-DEFAULT = ("one-shot", "self-refine", "coderefine")
+DEFAULT = ("one-shot", "self-refine", "coderefine", "review")
 
 
 def strategies(names: str) -> list[Strategy]:

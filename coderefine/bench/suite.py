@@ -8,6 +8,7 @@ changed and the hidden tests removed; it is scored by the whole suite on a fresh
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -22,6 +23,9 @@ from coderefine.runner import Runner
 
 SUITE_FILE = "suite.json"
 FORMAT = 1
+# Review tasks: a pull request rewriting a function, with a mutant inside ("review") or without
+# ("review-clean", the negatives). They run through ``coderefine review``, not the fix loop.
+REVIEW_KINDS = ("review", "review-clean")
 
 
 @dataclass(frozen=True)
@@ -35,9 +39,9 @@ class Edit:
 @dataclass(frozen=True)
 class LibraryTask:
     task_id: str
-    kind: str  # bug, feature, clean
-    shape: str  # single, multi, feature, clean
-    strength: str  # function, report, tests, feature
+    kind: str  # bug, feature, clean, review, review-clean
+    shape: str  # single, multi, feature, clean; a review task's rewrites, e.g. "rename+extract"
+    strength: str  # function, report, tests, feature, refactor
     mutation: str  # the operators, joined by "+"; "removed-body" or "none"
     path: str  # the module, relative to the library's root
     function: str
@@ -47,6 +51,8 @@ class LibraryTask:
     visible: tuple[str, ...]  # failing test node ids left in the task's project
     hidden: tuple[str, ...]  # failing test node ids removed from it (the whole suite scores anyway)
     module_lines: int = 0
+    # A review task's head function as its author meant it: the rewrite without the mutant.
+    intended: str = ""
     suite: SuiteInfo | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -63,7 +69,19 @@ class LibraryTask:
         return self._info().python
 
     def oracle_edits(self) -> list[tuple[str, str]]:
+        if self.kind in REVIEW_KINDS:
+            # The pull request's rewrite is wanted: only the mutant inside it is a fault.
+            return [(e.changed, self.intended) for e in self.edits if e.changed != self.intended]
         return [(e.changed, e.clean) for e in self.edits]
+
+    def mutated_lines(self, clean_module: str) -> frozenset[int]:
+        """A review task's head lines that differ from the pull request its author meant (the mutant's
+        lines; for a deleted line, the lines around it); empty for the negatives."""
+        head = self.start_text(clean_module)
+        if self.kind != "review" or not self.edits:
+            return frozenset()
+        meant = head.replace(self.edits[0].changed, self.intended)
+        return frozenset(differing_lines(meant, head))
 
     def start_text(self, clean_module: str) -> str:
         text = clean_module
@@ -72,6 +90,9 @@ class LibraryTask:
                 raise UsageError(f"{self.task_id}: the suite's source does not match its task records")
             text = text.replace(edit.clean, edit.changed)
         return text
+
+    def clean_module(self) -> str:
+        return (self._info().source / self.path).read_text("utf-8")
 
     def materialise(self, folder: Path) -> Path:
         info = self._info()
@@ -118,6 +139,18 @@ class SuiteInfo:
     @property
     def source(self) -> Path:
         return self.folder / "source"
+
+
+def differing_lines(before: str, after: str) -> tuple[int, ...]:
+    """The 1-based lines of ``after`` that differ from ``before``; a deletion marks its neighbours."""
+    old, new = before.splitlines(), after.splitlines()
+    found: set[int] = set()
+    for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag in ("replace", "insert"):
+            found.update(range(j1 + 1, j2 + 1))
+        elif tag == "delete":
+            found.update(n for n in (j1, j1 + 1) if 1 <= n <= len(new))
+    return tuple(sorted(found))
 
 
 def _rmtree(path: Path) -> None:

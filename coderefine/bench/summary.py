@@ -10,6 +10,8 @@ from typing import Any
 from coderefine.bench.harness import TaskResult
 from coderefine.bench.stats import compare, grouped, wilson
 
+# Correct code: measured by what a strategy did to it, not by a fix rate.
+UNSCORED = ("clean", "review-clean")
 DIMENSIONS: dict[str, Callable[[TaskResult], str]] = {
     "kind": lambda r: r.kind,
     "shape": lambda r: r.shape,
@@ -26,7 +28,7 @@ def summary(results: Sequence[TaskResult]) -> dict[str, Any]:
         by_strategy.setdefault(result.strategy, []).append(result)
     table: dict[str, Any] = {}
     for name, rows in by_strategy.items():
-        scored = [r for r in rows if r.kind != "clean"]
+        scored = [r for r in rows if r.kind not in UNSCORED]
         clean = [r for r in rows if r.kind == "clean"]
         fixed = sum(r.fixed for r in scored)
         low, high = wilson(fixed, len(scored))
@@ -72,15 +74,41 @@ def summary(results: Sequence[TaskResult]) -> dict[str, Any]:
                 "lines_changed": sum(r.lines_changed for r in clean),
                 "broken": sum(r.regression for r in clean),
             }
+        reviews = [r for r in rows if r.kind in ("review", "review-clean")]
+        if reviews:
+            row["review"] = review_figures(reviews)
         table[name] = row
     return table
+
+
+def review_figures(rows: Sequence[TaskResult]) -> dict[str, Any]:
+    """``coderefine review`` on pull requests: catch rate (an error-level finding on the mutant's lines)
+    with its interval, false alarms per clean change, and the fixes tried, verified and fixing."""
+    bugs = [r for r in rows if r.kind == "review"]
+    clean = [r for r in rows if r.kind == "review-clean"]
+    caught = sum(r.caught for r in bugs)
+    alarms = sum(r.false_alarms for r in clean)
+    return {
+        "tasks": len(bugs),
+        "caught": caught,
+        "catch_rate": caught / len(bugs) if bugs else 0.0,
+        "catch_rate_95": list(wilson(caught, len(bugs))),
+        "clean_changes": len(clean),
+        "false_alarms": alarms,
+        "false_alarms_per_clean": alarms / len(clean) if clean else 0.0,
+        "clean_flagged": sum(r.false_alarms > 0 for r in clean),
+        "false_alarms_beside_bugs": sum(r.false_alarms for r in bugs),
+        "fixes_tried": sum(r.fixes_tried for r in rows),
+        "verified": sum(r.verified for r in rows),
+        "verified_fixing": sum(r.verified_fixing for r in bugs),
+    }
 
 
 def comparisons(results: Sequence[TaskResult]) -> list[dict[str, Any]]:
     """McNemar's exact test for every pair of strategies, on the scored tasks both ran."""
     fixed: dict[str, dict[str, bool]] = {}
     for r in results:
-        if r.kind != "clean":
+        if r.kind not in UNSCORED:
             fixed.setdefault(r.strategy, {})[r.task_id] = r.fixed
     return [
         {

@@ -162,6 +162,7 @@ def command_make_suite(args: argparse.Namespace, out: TextIO) -> int:
         requirement=args.requirement or "",
         path=Path(args.from_path) if args.from_path else None,
         requires=requires,
+        disguise=args.disguise,
     )
     tasks = make_suite(
         source,

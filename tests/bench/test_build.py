@@ -14,7 +14,7 @@ from coderefine.bench.build import Source, make_suite
 from coderefine.bench.harness import run_bench
 from coderefine.bench.models import DoNothingModel, OracleModel
 from coderefine.bench.strategies import strategies
-from coderefine.bench.suite import SUITE_FILE, load_suite
+from coderefine.bench.suite import SUITE_FILE, differing_lines, load_suite
 from coderefine.bench.summary import summary
 from coderefine.config import Settings
 from coderefine.errors import UsageError
@@ -130,9 +130,16 @@ def test_make_suite_builds_bug_and_feature_tasks(suite: Path) -> None:
     assert library["name"] == "textkit-src"
     assert library["python"] == str(Path(sys.executable).resolve()) or library["python"]
     kinds = {t.kind for t in tasks}
-    assert {"bug", "feature"} <= kinds <= {"bug", "feature", "clean"}, [t.task_id for t in tasks]
+    assert {"bug", "feature", "review", "review-clean"} <= kinds, [t.task_id for t in tasks]
+    assert kinds <= {"bug", "feature", "clean", "review", "review-clean"}
     for task in tasks:
         assert task.path == "textkit/core.py"
+        if task.kind == "review-clean":
+            assert not task.visible and task.oracle_edits() == []
+            continue
+        if task.kind == "review":
+            assert task.intent.endswith("no behaviour change.") and task.strength == "refactor"
+            assert task.edits[0].changed != task.intended
         if task.kind == "clean":
             assert not task.edits and task.strength == "function"
             continue
@@ -141,7 +148,7 @@ def test_make_suite_builds_bug_and_feature_tasks(suite: Path) -> None:
         if task.kind == "feature":
             assert task.intent.startswith(f"Implement `{task.function}`")
             assert "NotImplementedError" in task.edits[0].changed
-        else:
+        elif task.kind == "bug":
             assert task.strength in ("function", "report", "tests")
     assert not list(suite.parent.glob(".suite.building-*"))
 
@@ -183,6 +190,36 @@ def test_oracle_fixes_all_and_do_nothing_none(suite: Path, tmp_path: Path) -> No
     none = run_bench(tasks, strategies("one-shot"), lambda t, s: nothing, *args, cache_dir=None, jobs=2)
     assert summary(none)["one-shot"]["fixed"] == 0
     assert not any(r.changed for r in none)
+
+
+def test_review_tasks_hide_one_mutated_line_among_many_changed(suite: Path) -> None:
+    _, tasks = load_suite(suite)
+    review = next(t for t in tasks if t.kind == "review")
+    negative = next(t for t in tasks if t.task_id == review.task_id.replace("review-", "review-clean-"))
+    head = review.start_text(MODULE)
+    mutated = review.mutated_lines(MODULE)
+    assert 1 <= len(mutated) <= 3 and review.line in mutated
+    changed = differing_lines(MODULE, head)
+    assert len(changed) >= 3 and len(changed) > len(mutated) and mutated <= set(changed)
+    assert negative.start_text(MODULE) == head.replace(review.edits[0].changed, review.intended)
+    assert negative.mutated_lines(MODULE) == frozenset()
+
+
+def test_review_self_checks(suite: Path) -> None:
+    """Oracle: every mutant caught, its verified fix fixes it, no false alarm; do-nothing: nothing."""
+    _, tasks = load_suite(suite)
+    reviews = [t for t in tasks if t.kind in ("review", "review-clean")]
+    args = (Settings(), SubprocessRunner(), ENV)
+    chosen = strategies("review")
+    oracle = summary(run_bench(reviews, chosen, lambda t, s: OracleModel(t), *args, cache_dir=None, jobs=2))
+    figures = oracle["review"]["review"]
+    assert figures["caught"] == figures["tasks"] >= 1
+    assert figures["verified"] == figures["verified_fixing"] == figures["tasks"]
+    assert figures["false_alarms"] == 0 and figures["clean_changes"] == figures["tasks"]
+    nothing = DoNothingModel()
+    none = summary(run_bench(reviews, chosen, lambda t, s: nothing, *args, cache_dir=None, jobs=2))
+    figures = none["review"]["review"]
+    assert figures["caught"] == figures["false_alarms"] == figures["verified"] == 0
 
 
 def test_a_red_baseline_is_a_clear_error_and_leaves_nothing(tmp_path: Path) -> None:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from coderefine.bench.harness import run_bench
-from coderefine.bench.manifest import differences, library_suite, load_manifest
+from coderefine.bench.manifest import Library, differences, library_suite, load_manifest, record
 from coderefine.bench.models import DoNothingModel, OracleModel
 from coderefine.bench.strategies import strategies
-from coderefine.bench.suite import SUITE_FILE
+from coderefine.bench.suite import SUITE_FILE, LibraryTask
 from coderefine.bench.summary import summary
 from coderefine.config import Settings
 from coderefine.runner import SubprocessRunner
@@ -43,12 +44,15 @@ def test_the_manifest_pins_libraries_and_holds_no_code() -> None:
                 "hidden",
             }
     kinds = {str(row["kind"]) for library in libraries for row in library.records}
-    assert kinds == {"bug", "feature", "clean"}
+    assert kinds == {"bug", "feature", "clean", "review", "review-clean"}
+    assert sum(len(library.records) for library in libraries) >= 150
 
 
 @pytest.mark.slow
 def test_self_checks_on_a_shipped_suite() -> None:
-    """Oracle 100%, do-nothing 0% (and no change) on every task of the inflection suite."""
+    """Oracle 100%, do-nothing 0% (and no change) on every task of the inflection suite; on its review
+    tasks, the oracle catches every mutant with a verified fix that fixes it and raises no false alarm,
+    and do-nothing catches nothing."""
     library = next(lib for lib in load_manifest() if lib.name == CI_LIBRARY)
     if not (CACHE / "suites" / library.folder_name / SUITE_FILE).exists() and not os.environ.get("CI"):
         pytest.skip(f"{library.requirement} is not built in {CACHE}; run with CI=1 to download and build it")
@@ -56,14 +60,34 @@ def test_self_checks_on_a_shipped_suite() -> None:
     tasks, differing = library_suite(library, CACHE / "suites", runner, os.environ, print)
     assert differing == differences(library, tasks)
     env = {"PATH": os.environ["PATH"]}
-    chosen = strategies("coderefine")
+    chosen = strategies("coderefine,review")
     results = run_bench(
         tasks, chosen, lambda t, s: OracleModel(t), Settings(), runner, env, cache_dir=None, jobs=2
     )
-    row = summary(results)["coderefine"]
+    table = summary(results)
+    row = table["coderefine"]
     assert row["fix_rate"] == 1.0, [r.task_id for r in results if not r.fixed]
-    assert row["errors"] == 0
+    assert row["errors"] == 0 and table["review"]["errors"] == 0
+    review = table["review"]["review"]
+    assert review["tasks"] >= 1 and review["caught"] == review["verified_fixing"] == review["tasks"]
+    assert review["false_alarms"] == 0
     nothing = DoNothingModel()
     results = run_bench(tasks, chosen, lambda t, s: nothing, Settings(), runner, env, cache_dir=None, jobs=2)
-    assert summary(results)["coderefine"]["fixed"] == 0
+    table = summary(results)
+    assert table["coderefine"]["fixed"] == 0 and table["review"]["fixed"] == 0
+    assert table["review"]["review"]["false_alarms"] == table["review"]["review"]["verified"] == 0
     assert not any(r.changed for r in results)
+
+
+def test_built_tasks_of_a_kind_the_records_predate_are_additions_not_differences() -> None:
+    def task(task_id: str, kind: str, line: int = 3) -> LibraryTask:
+        return LibraryTask(
+            task_id, kind, "single", "function", "constant", "m.py", "f", line, "i", (), (), ()
+        )
+
+    bug, review = task("lib/000", "bug"), task("lib/review-000", "review")
+    library = Library("lib", "1", "MIT", (), 8, 0, "", (record(bug),))
+    assert differences(library, [bug, review]) == []
+    assert differences(library, [task("lib/000", "bug", line=4), review]) == ["lib/000"]
+    with_reviews = replace(library, records=(record(bug), record(review)))
+    assert differences(with_reviews, [bug]) == ["lib/review-000"]

@@ -26,3 +26,51 @@ def test_markdown_and_json(tmp_path: Path) -> None:
     assert data["summary"]["coderefine"]["fixed"] == 1
     assert len(data["tasks"]) == 3
     assert tmp_path / "results.md" in written
+
+
+def review_result(kind: str, caught: bool, alarms: int, verified: int, fixing: int) -> TaskResult:
+    clean = kind == "review-clean"
+    return TaskResult(
+        f"lib/{kind}-000",
+        kind,
+        "review",
+        "m",
+        clean,
+        clean or caught,
+        1,
+        100,
+        10,
+        0,
+        0,
+        0.01,
+        1.0,
+        0,
+        "reviewed",
+        kind=kind,
+        shape="rename",
+        strength="refactor",
+        mutation="none" if clean else "constant",
+        caught=caught,
+        false_alarms=alarms,
+        fixes_tried=verified + 1,
+        verified=verified,
+        verified_fixing=fixing,
+    )
+
+
+def test_review_metrics_reach_the_table_and_results_json(tmp_path: Path) -> None:
+    results = [
+        review_result("review", True, 0, 1, 1),
+        review_result("review", False, 1, 1, 0),
+        review_result("review-clean", False, 2, 0, 0),
+        review_result("review-clean", False, 0, 0, 0),
+    ]
+    text = markdown(results, {"suite": "s", "model": "m"})
+    assert "| review | 1/2 50% [9-91] | 1.00 (2 on 2) | 6 | 2 | 1 |" in text
+    write_reports(results, {"suite": "s", "model": "m"}, tmp_path)
+    data = json.loads((tmp_path / "results.json").read_text())
+    review = data["summary"]["review"]["review"]
+    assert (review["caught"], review["tasks"], review["false_alarms_per_clean"]) == (1, 2, 1.0)
+    assert review["clean_flagged"] == 1 and review["false_alarms_beside_bugs"] == 1
+    assert data["summary"]["review"]["tasks"] == 2  # negatives are not scored
+    assert {t["caught"] for t in data["tasks"]} == {True, False}

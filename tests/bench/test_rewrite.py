@@ -1,0 +1,81 @@
+"""The behaviour-preserving rewrites of review tasks: each keeps what the function returns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from coderefine.bench.rewrite import EXTRACT, INVERT, RENAME, intent_for, rewrite_function
+
+SOURCE = '''
+def words(text, limit=3):
+    """The first words."""
+    parts = text.split()
+    if len(parts) > limit and limit >= 0:
+        parts = parts[:limit]
+    else:
+        extra = 1
+    return " ".join(parts)
+
+
+class Box:
+    def chunks(self, items, size):
+        found = []
+        for start in range(0, len(items), size):
+            found.append(items[start : start + size])
+        if found == []:
+            return None
+        else:
+            return found.count(dict(found=1))
+
+
+def parts(value):
+    return value
+'''
+
+
+def run(text: str, name: str, *args: Any) -> Any:
+    scope: dict[str, Any] = {}
+    exec(compile(text, "<test>", "exec"), scope)
+    target = scope[name] if "." not in name else getattr(scope[name.split(".")[0]](), name.split(".")[1])
+    return target(*args)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_rewrite_keeps_behaviour_and_changes_lines(seed: int) -> None:
+    done = rewrite_function(SOURCE, "words", seed)
+    assert done.kinds == (RENAME, EXTRACT, INVERT)
+    assert done.text != SOURCE
+    for text in ("a b c d", "a", ""):
+        for limit in (-1, 0, 2, 5):
+            assert run(done.text, "words", text, limit) == run(SOURCE, "words", text, limit)
+    # Only the function was touched: the module-level `parts` function and the class are as they were.
+    assert done.text.split("class Box")[1] == SOURCE.split("class Box")[1]
+
+
+def test_a_method_keeps_attributes_keywords_and_parameters() -> None:
+    done = rewrite_function(SOURCE, "Box.chunks", 0)
+    assert RENAME in done.kinds and INVERT in done.kinds
+    assert "def chunks(self, items, size):" in done.text
+    assert "dict(found=1)" in done.text  # a keyword is not a local
+    assert "!= []" in done.text  # `==` inverts to `!=`, not to `not (... == ...)`
+    for items, size in (([1, 2, 3], 2), ([], 3)):
+        assert run(done.text, "Box.chunks", items, size) == run(SOURCE, "Box.chunks", items, size)
+
+
+def test_new_names_shadow_nothing_in_the_module() -> None:
+    done = rewrite_function("value = 1\n\ndef f(a):\n    b = a + value\n    return b\n", "f", 0)
+    assert "value = 1\n" in done.text
+    assert run(done.text, "f", 2) == 3
+
+
+def test_a_function_that_reads_its_locals_by_name_is_left_alone() -> None:
+    text = "def f(a):\n    b = a\n    return '%(b)s' % locals()\n"
+    assert rewrite_function(text, "f", 0).kinds == ()
+    assert rewrite_function(text, "missing", 0).text == text
+
+
+def test_the_same_seed_makes_the_same_choices() -> None:
+    assert rewrite_function(SOURCE, "words", 7) == rewrite_function(SOURCE, "words", 7)
+    assert intent_for("words", (RENAME,), 1).endswith("`words()`: clearer local names; no behaviour change.")
