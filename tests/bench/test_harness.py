@@ -37,7 +37,8 @@ def test_every_strategy_with_the_oracle_fixes_every_task(tmp_path: Path) -> None
         jobs=2,
     )
     table = summary(results)
-    assert set(table) == set(STRATEGIES)
+    # `review` runs only review tasks (HumanEvalFix has none); its oracle check is in test_build.
+    assert set(table) == set(STRATEGIES) - {"review"}
     assert all(row["fix_rate"] == 1.0 for row in table.values()), table
     assert all(row["regressions"] == 0 for row in table.values())
     assert table["one-shot"]["mean_rounds"] == 0
