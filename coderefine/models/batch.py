@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from coderefine.errors import ModelError, ProviderUnavailableError, UsageError
@@ -124,6 +125,12 @@ class BatchRun:
         if self.progress is not None:
             self.progress.write(f"coderefine: {line}\n")
             self.progress.flush()
+
+
+def batch_run(state: Path, *, workers: int = 1, progress: TextIO | None = None) -> BatchRun:
+    """The ``BatchRun`` of a command, its batch ids stored in the file ``state`` (``batch_state.state_path``
+    for a project: beside its undo journal)."""
+    return BatchRun(BatchStore(state), workers=workers, progress=progress)
 
 
 def backend_for(model: Model) -> BatchBackend:

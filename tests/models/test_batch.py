@@ -173,3 +173,38 @@ def test_a_model_without_a_batch_api_is_a_usage_error(tmp_path: Path) -> None:
     vertex = AnthropicModel("claude-x", environ={"CLOUD_ML_REGION": "us-east5"}, platform="vertex")
     with pytest.raises(UsageError, match="--batch"):
         run.wrap(vertex)
+
+
+def test_a_refine_through_the_factory_is_billed_at_half_price(make_repo: Any, tmp_path: Path) -> None:
+    import coderefine
+    from coderefine.models.factory import make_role_model
+    from coderefine.prices import cost_of
+    from tests.conftest import SMALL_PROJECT, write_files
+    from tests.fake_api import tool_message, usage
+    from tests.test_loop import BUGGY, FIX, PASS, revise
+
+    root = make_repo(SMALL_PROJECT)
+    write_files(root, {"pkg/mod.py": BUGGY})
+    settings = coderefine.load_settings(root, environ={}, tests=False, model="claude-sonnet-5-5")
+    critiques = [revise(), PASS]
+
+    def answer(cid: str, body: dict[str, Any]) -> dict[str, Any] | str:
+        if body.get("tool_choice", {}).get("type") == "tool":
+            # Answered once per custom_id: the status polls ask again, so the script is keyed by request.
+            if cid not in answers:
+                answers[cid] = critiques.pop(0)
+            return tool_message(answers[cid], usage(1000, 100))
+        return text_message(FIX, usage(1000, 100))
+
+    answers: dict[str, Any] = {}
+    fake = FakeAnthropicBatches(answer, polls=1)
+    run = BatchRun(BatchStore(tmp_path / "batches.json"), sleep=lambda s: None)
+    model = make_role_model(settings, ENV, http_client=fake.client(), batch=run)
+    outcome = coderefine.refine(["pkg/mod.py"], root=root, model=model, settings=settings, write=True)
+    assert "return a + b" in (root / "pkg/mod.py").read_text()
+    assert len(fake.created) == 3  # critic, reviser, critic: one batch each (one worker)
+    full = cost_of("claude-sonnet-5-5", outcome.result.usage["critic"], settings.prices)
+    charges = {c.role: c for c in outcome.result.charges}
+    assert charges["critic"].model == "claude-sonnet-5-5 (batch)"
+    assert charges["critic"].cost == pytest.approx(full / 2)
+    assert outcome.result.cost == pytest.approx(sum(c.cost for c in outcome.result.charges))
