@@ -5,7 +5,8 @@ request's outcome: a dict is a successful reply body (a Message, or a chat compl
 failure kind (Anthropic: "expired", "canceled", or an error type such as "overloaded_error"; OpenAI:
 an error code such as "batch_expired", or "status 500"). ``outcomes`` can script the outcome of a
 request by its position in the batch instead (first batch only), and ``batch_state`` the final state of a
-whole batch ("expired", "canceled", "failed"). Every created batch's requests are kept in ``created``.
+whole batch ("expired", "canceled", "failed"). Every created batch's requests are kept in ``created``. ``overloaded_polls`` answers that many Anthropic
+status requests with 529 first.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class _FakeBatches:
         self.created: list[list[tuple[str, dict[str, Any]]]] = []
         self.status_calls: dict[str, int] = {}
         self.paths: list[str] = []
+        self.overloaded_polls = 0  # status requests answered 529 first (each one counted down)
         self._lock = threading.Lock()
 
     def client(self) -> httpx2.Client:
@@ -99,6 +101,11 @@ class FakeAnthropicBatches(_FakeBatches):
                 404, json={"type": "error", "error": {"type": "not_found_error", "message": path}}
             )
         batch_id = found[1]
+        if found[2] is None and self.overloaded_polls:
+            self.overloaded_polls -= 1
+            return httpx2.Response(
+                529, json={"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}
+            )
         if found[2] is None:
             self.status_calls[batch_id] = self.status_calls.get(batch_id, 0) + 1
             return httpx2.Response(200, json=self._batch(batch_id))

@@ -96,6 +96,7 @@ class BatchRun:
         poll: float = 10.0,
         max_poll: float = 60.0,
         report_every: float = 60.0,
+        poll_misses: int = 5,
         progress: TextIO | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
@@ -106,6 +107,7 @@ class BatchRun:
         self.poll = poll
         self.max_poll = max_poll
         self.report_every = report_every
+        self.poll_misses = poll_misses
         self.progress = progress
         self.clock = clock
         self.sleep = sleep
@@ -273,28 +275,32 @@ class _Collector:
         start = last_report = run.clock()
         interval = run.poll
         last_line = ""
+        misses = 0
         while open_jobs:
             done = total = 0
-            for batch_id, ids in list(open_jobs.items()):
-                try:
-                    status = self._backend.status(batch_id)
-                except ModelError as exc:
-                    if batch_id not in resumed or isinstance(exc, ProviderUnavailableError):
-                        raise
-                    # A stored batch the provider no longer knows (deleted, results gone): ask again.
-                    run.store.forget(batch_id)
-                    outcomes.update({cid: Failure("gone", str(exc)) for cid in ids})
-                    del open_jobs[batch_id]
-                    continue
-                done, total = done + status.done, total + status.total
-                if status.failed:
-                    outcomes.update({cid: Failure("failed", status.failed, retryable=False) for cid in ids})
-                    del open_jobs[batch_id]
-                elif status.ended:
-                    wanted = {cid: requests[cid] for cid in ids}
-                    found = self._backend.results(batch_id, wanted)
-                    outcomes.update({cid: found.get(cid) or Failure("missing", "no result") for cid in ids})
-                    del open_jobs[batch_id]
+            try:
+                for batch_id, ids in list(open_jobs.items()):
+                    status = self._status(batch_id, ids, batch_id in resumed, outcomes)
+                    if status is None:
+                        del open_jobs[batch_id]
+                        continue
+                    done, total = done + status.done, total + status.total
+                    if status.failed:
+                        outcomes.update({c: Failure("failed", status.failed, retryable=False) for c in ids})
+                        del open_jobs[batch_id]
+                    elif status.ended:
+                        found = self._backend.results(batch_id, {cid: requests[cid] for cid in ids})
+                        outcomes.update({c: found.get(c) or Failure("missing", "no result") for c in ids})
+                        del open_jobs[batch_id]
+                misses = 0
+            except ProviderUnavailableError as exc:
+                # A wait can last hours: a network blip or an overloaded API between two polls is not
+                # worth ending the run for. Past a few in a row it is, and the stored ids resume it.
+                misses += 1
+                if misses > run.poll_misses:
+                    raise type(exc)(
+                        f"{exc}; the batch is stored: run the same command again to resume it"
+                    ) from exc
             if not open_jobs:
                 break
             now = run.clock()
@@ -305,6 +311,20 @@ class _Collector:
             run.sleep(interval)
             interval = min(interval * 1.5, run.max_poll)
         return outcomes
+
+    def _status(
+        self, batch_id: str, ids: Sequence[str], resumed: bool, outcomes: dict[str, Outcome]
+    ) -> BatchStatus | None:
+        """The status of ``batch_id``; None for a stored batch the provider no longer knows (deleted, its
+        results gone), whose requests are then failures to send again."""
+        try:
+            return self._backend.status(batch_id)
+        except ModelError as exc:
+            if not resumed or isinstance(exc, ProviderUnavailableError):
+                raise
+            self._run.store.forget(batch_id)
+            outcomes.update({cid: Failure("gone", str(exc)) for cid in ids})
+            return None
 
 
 def _error(failure: Failure, name: str) -> ModelError:

@@ -40,7 +40,8 @@ def make(fake: FakeAnthropicBatches, state: Path, workers: int = 1, **kw: Any) -
         progress=kw.pop("progress", None),
         sleep=kw.pop("sleep", lambda s: None),
     )
-    inner = AnthropicModel("claude-sonnet-5-5", environ=ENV, http_client=fake.client())
+    retries = kw.pop("retries", 2)
+    inner = AnthropicModel("claude-sonnet-5-5", environ=ENV, http_client=fake.client(), max_retries=retries)
     return run.wrap(inner), run
 
 
@@ -131,6 +132,18 @@ def test_a_request_that_fails_twice_is_provider_unavailable(tmp_path: Path) -> N
         model.complete(request("a"))
     assert caught.value.exit_code == EXIT_PROVIDER
     assert len(fake.created) == 2
+
+
+def test_a_few_failed_polls_are_waited_out_and_many_end_the_run(tmp_path: Path) -> None:
+    fake = FakeAnthropicBatches(echo, polls=1)
+    fake.overloaded_polls = 3
+    model, _ = make(fake, tmp_path / "b.json", retries=0)
+    assert model.complete(request("a")).text == "answer to a"
+    fake.overloaded_polls = 99
+    with pytest.raises(ProviderUnavailableError, match="run the same command again") as caught:
+        model.complete(request("b"))
+    assert caught.value.exit_code == EXIT_PROVIDER
+    assert BatchStore(tmp_path / "b.json").batch_ids() == ["msgbatch_1"]  # kept for the rerun
 
 
 class Interrupted(BaseException):
