@@ -114,9 +114,10 @@ class BatchRun:
         self._collectors: dict[str, _Collector] = {}
         self._lock = threading.Lock()
 
-    def wrap(self, model: Model) -> BatchModel:
-        """``model`` answered through its provider's batch API; a UsageError for a provider without one."""
-        backend = backend_for(model)
+    def wrap(self, model: Model, backend: BatchBackend | None = None) -> BatchModel:
+        """``model`` answered through its provider's batch API (or ``backend``); a UsageError for a provider
+        without one."""
+        backend = backend or backend_for(model)
         with self._lock:
             collector = self._collectors.get(backend.name)
             if collector is None:

@@ -94,8 +94,9 @@ def test_identical_concurrent_requests_are_sent_once(tmp_path: Path) -> None:
     assert len(fake.created[0]) == 1
 
 
-def test_an_expired_batch_is_sent_once_more(tmp_path: Path) -> None:
-    fake = FakeAnthropicBatches(echo, polls=1, batch_state="expired")
+@pytest.mark.parametrize("state", ["expired", "canceled"])
+def test_an_expired_or_canceled_batch_is_sent_once_more(tmp_path: Path, state: str) -> None:
+    fake = FakeAnthropicBatches(echo, polls=1, batch_state=state)
     model, _ = make(fake, tmp_path / "b.json", workers=2)
     replies = ask_all(model, ["a", "b"])
     assert len(fake.created) == 2 and len(fake.created[1]) == 2
