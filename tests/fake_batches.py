@@ -32,6 +32,7 @@ class _FakeBatches:
         self.status_calls: dict[str, int] = {}
         self.paths: list[str] = []
         self.overloaded_polls = 0  # status requests answered 529 first (each one counted down)
+        self.max_batches: int | None = None  # creating more batches than this is answered 529
         self._lock = threading.Lock()
 
     def client(self) -> httpx2.Client:
@@ -91,6 +92,10 @@ class FakeAnthropicBatches(_FakeBatches):
     def route(self, request: httpx2.Request) -> httpx2.Response:
         path = request.url.path
         if request.method == "POST" and path == "/v1/messages/batches":
+            if self.max_batches is not None and len(self.created) >= self.max_batches:
+                return httpx2.Response(
+                    529, json={"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}
+                )
             sent = json.loads(request.content)["requests"]
             self.created.append([(r["custom_id"], r["params"]) for r in sent])
             batch_id = f"msgbatch_{len(self.created) - 1}"

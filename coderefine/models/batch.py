@@ -244,9 +244,16 @@ class _Collector:
         if retry:
             kinds = sorted({o.kind for o in outcomes.values() if isinstance(o, Failure) and o.retryable})
             self._run.say(f"{len(retry)} request(s) came back {', '.join(kinds)}; sending them once more")
-            again = self._submit(retry, params)
-            outcomes.update(self._wait({again: retry}, requests, set()))
-            jobs[again] = retry
+            try:
+                again = self._submit(retry, params)
+                jobs[again] = retry
+                outcomes.update(self._wait({again: retry}, requests, set()))
+            except ProviderUnavailableError as exc:
+                # The answers in hand are still handed over; only the failed requests end in this error.
+                for cid in retry:
+                    failed = outcomes[cid]
+                    assert isinstance(failed, Failure)
+                    outcomes[cid] = Failure(failed.kind, f"{failed.message}; the second try failed: {exc}")
         for cid, ws in waiters.items():
             outcome = outcomes.get(cid) or Failure("missing", "the batch's results did not include it")
             for waiter in ws:
@@ -255,14 +262,23 @@ class _Collector:
                 else:
                     waiter.reply = dataclasses.replace(outcome, batch=True)
         for batch_id, ids in jobs.items():
-            store.deliver(batch_id, ids)
+            try:
+                store.deliver(batch_id, ids)
+            except OSError as exc:
+                # The answers are in hand; an unwritable state file only costs the resume.
+                self._run.say(f"cannot update {store.path} ({exc}); the answers are kept")
         for waiter in group:
             waiter.done.set()
 
     def _submit(self, ids: Sequence[str], params: Mapping[str, dict[str, Any]]) -> str:
         batch_id = self._backend.create([(cid, params[cid]) for cid in ids])
-        # Stored before any wait: from here on an interrupted run resumes this batch.
-        self._run.store.add(self._backend.name, batch_id, ids)
+        try:
+            # Stored before any wait: from here on an interrupted run resumes this batch.
+            self._run.store.add(self._backend.name, batch_id, ids)
+        except OSError as exc:
+            self._run.say(
+                f"cannot store batch {batch_id} in {self._run.store.path} ({exc}); it cannot be resumed"
+            )
         self._run.say(f"sent {len(ids)} request(s) to {self._backend.name} as batch {batch_id}")
         return batch_id
 
@@ -332,7 +348,7 @@ def _error(failure: Failure, name: str) -> ModelError:
     if not failure.retryable:
         return ModelError(f"the batch API refused a request to {name} ({failure.kind}): {failure.message}")
     return ProviderUnavailableError(
-        f"a batch request to {name} came back {failure.kind} twice ({failure.message}); "
+        f"a batch request to {name} got no answer after a second try ({failure.kind}: {failure.message}); "
         "run again later, or without --batch"
     )
 

@@ -129,7 +129,7 @@ def test_a_partly_failed_batch_resends_only_the_failed_requests(tmp_path: Path) 
 def test_a_request_that_fails_twice_is_provider_unavailable(tmp_path: Path) -> None:
     fake = FakeAnthropicBatches(lambda cid, body: "expired", polls=0)
     model, _ = make(fake, tmp_path / "b.json")
-    with pytest.raises(ProviderUnavailableError, match="expired twice") as caught:
+    with pytest.raises(ProviderUnavailableError, match="no answer after a second try") as caught:
         model.complete(request("a"))
     assert caught.value.exit_code == EXIT_PROVIDER
     assert len(fake.created) == 2
@@ -145,6 +145,18 @@ def test_a_few_failed_polls_are_waited_out_and_many_end_the_run(tmp_path: Path) 
         model.complete(request("b"))
     assert caught.value.exit_code == EXIT_PROVIDER
     assert BatchStore(tmp_path / "b.json").batch_ids() == ["msgbatch_1"]  # kept for the rerun
+
+
+def test_when_the_second_try_cannot_be_sent_the_answers_in_hand_are_kept(tmp_path: Path) -> None:
+    fake = FakeAnthropicBatches(echo, polls=0)
+    fake.answer = lambda cid, body: (
+        "api_error" if body["messages"][0]["content"][0]["text"] == "b" else echo(cid, body)
+    )
+    fake.max_batches = 1
+    model, _ = make(fake, tmp_path / "b.json", workers=2, retries=0)
+    replies = ask_all(model, ["a", "b"])
+    assert replies["a"].text == "answer to a"  # type: ignore[union-attr]
+    assert isinstance(replies["b"], ProviderUnavailableError) and "second try" in str(replies["b"])
 
 
 class Interrupted(BaseException):
