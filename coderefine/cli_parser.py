@@ -88,6 +88,15 @@ def _add_role_model_options(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{role}-model", metavar="NAME", help=f"the {role}'s model (default: --model)")
 
 
+def _add_batch_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--batch",
+        action="store_true",
+        help="send the model requests through the provider's batch API (Anthropic, OpenAI): half the "
+        "price, answers in minutes to hours (at most 24 h); an interrupted run resumes its batches",
+    )
+
+
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-m", "--intent", metavar="TEXT", help="what the change is meant to do")
     _add_role_model_options(parser)
@@ -139,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_change_options(fix)
     _add_model_options(fix)
+    _add_batch_option(fix)
     _add_signal_options(fix)
 
     draft = commands.add_parser(
@@ -219,6 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-m", "--intent", metavar="TEXT", help="the intent when there is no PR text and no commit message"
     )
     _add_role_model_options(review)
+    _add_batch_option(review)
     review.add_argument(
         "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
     )
@@ -267,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--jobs", type=int, default=2, metavar="N", help="tasks run at once (default 2)")
     bench.add_argument("--out", default="bench-results", metavar="DIR", help="results and cache folder")
     bench.add_argument("--no-cache", action="store_true", help="run every pair again")
+    _add_batch_option(bench)
     bench.add_argument(
         "--suite",
         metavar="SUITE",

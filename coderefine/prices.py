@@ -4,7 +4,8 @@ Anthropic's cache writes cost 1.25x the input price and reads 0.1x (the 5-minute
 write surcharge and bills cached input at a fraction that depends on the model. A model served locally
 (ollama, vllm, llamacpp, lmstudio) costs nothing. ``[tool.coderefine.prices]`` can set any model's price
 (keys may use ``*``). A model that is not listed is priced by the family its name contains, else by the most
-expensive family, so that a budget errs on the side of stopping early.
+expensive family, so that a budget errs on the side of stopping early. Requests sent through a batch API
+(``--batch``) cost half, on Anthropic's and OpenAI's alike, cache reads and writes included.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ _FREE = (
     "sampling:",
 )
 _DEFAULT = Price(15.0, 75.0)
+BATCH_DISCOUNT = 0.5  # the share of the price a batch request costs
 _ENTRY_KEYS = {"input": "input", "output": "output", "cache-write": "write", "cache-read": "read"}
 
 
@@ -106,12 +108,20 @@ def price_of(model: str, table: Mapping[str, object] | None = None) -> Price:
     return _DEFAULT
 
 
-def cost_of(model: str, usage: Usage, table: Mapping[str, object] | None = None) -> float:
-    """The cost of ``usage`` on ``model`` in US dollars; ``table`` is ``[tool.coderefine.prices]``."""
+def cost_of(
+    model: str, usage: Usage, table: Mapping[str, object] | None = None, *, batch: bool = False
+) -> float:
+    """The cost of ``usage`` on ``model`` in US dollars; ``table`` is ``[tool.coderefine.prices]``;
+    ``batch``: sent through a batch API, at ``BATCH_DISCOUNT`` of the price."""
     price = price_of(model, table)
+    factor = BATCH_DISCOUNT if batch else 1.0
     return (
-        usage.input_tokens * price.input
-        + usage.output_tokens * price.output
-        + usage.cache_write_tokens * price.cache_write
-        + usage.cache_read_tokens * price.cache_read
-    ) / 1_000_000
+        factor
+        * (
+            usage.input_tokens * price.input
+            + usage.output_tokens * price.output
+            + usage.cache_write_tokens * price.cache_write
+            + usage.cache_read_tokens * price.cache_read
+        )
+        / 1_000_000
+    )

@@ -73,12 +73,12 @@ class Ledger:
 
     def charge(self, role: Role, reply: ModelReply) -> None:
         self.usage[role] = self.usage.get(role, Usage()) + reply.usage
-        cost = cost_of(reply.model, reply.usage, self.settings.prices)
+        cost = cost_of(reply.model, reply.usage, self.settings.prices, batch=reply.batch)
         self.cost += cost
-        old = self.by_model.get((role, reply.model), ModelCharge(role, reply.model, Usage(), 0.0))
-        self.by_model[(role, reply.model)] = ModelCharge(
-            role, reply.model, old.usage + reply.usage, old.cost + cost
-        )
+        # A batch call is its own line of the report, so the discounted price is seen as such.
+        label = f"{reply.model} (batch)" if reply.batch else reply.model
+        old = self.by_model.get((role, label), ModelCharge(role, label, Usage(), 0.0))
+        self.by_model[(role, label)] = ModelCharge(role, label, old.usage + reply.usage, old.cost + cost)
 
     def charges(self) -> tuple[ModelCharge, ...]:
         return tuple(self.by_model.values())

@@ -250,3 +250,24 @@ def test_a_folder_works_with_staged_and_base_too(
     for argv in (["--staged", "pkg"], ["--base", "main", "pkg"]):
         _, out = run(["check", *argv, "--no-tests", "--format", "json"])
         assert [f["path"] for f in json.loads(out)["change"]["files"]] == ["pkg/mod.py"], argv
+
+
+@pytest.mark.parametrize("door", ["fix", "review"])
+def test_batch_from_the_command_line(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], door: str
+) -> None:
+    root = make_repo(SMALL_PROJECT)
+    git(root, "checkout", "-q", "-b", "feature")
+    write_files(root, {"pkg/mod.py": str(SMALL_PROJECT["pkg/mod.py"]).replace("a + b", "a - b")})
+    git(root, "commit", "-qam", "change add")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("CODEREFINE_MODEL_RETRIES", "0")
+    argv = ["fix", "pkg/mod.py"] if door == "fix" else ["review", "--base", "main"]
+    # A provider without a batch API is a usage error, before anything is paid for.
+    assert run([*argv, "--no-tests", "--batch", "--model", "ollama:m"])[0] == 2
+    assert "no batch API" in capsys.readouterr().err
+    # Anthropic's batch API out of reach: the provider is unavailable (4), as without --batch.
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", _closed_port())
+    code, _ = run([*argv, "--no-tests", "--batch"])
+    assert code == 4, capsys.readouterr().err
+    assert not (root / ".git" / "coderefine" / "batches.json").exists()  # nothing was submitted

@@ -43,3 +43,9 @@ def test_a_configured_price_wins() -> None:
 def test_bad_price_entries(entry: object, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         price_of("a:b", {"a:*": entry})
+
+
+def test_a_batch_request_costs_half() -> None:
+    usage = Usage(1_000_000, 1_000_000, 1_000_000, 1_000_000)
+    for model in ("claude-sonnet-5-5", "openai:gpt-5-mini"):
+        assert cost_of(model, usage, batch=True) == pytest.approx(cost_of(model, usage) / 2)

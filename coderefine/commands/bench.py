@@ -35,7 +35,15 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     for note in notes:
         warn(note)
     tasks = _select(tasks, args)
-    model_for = models_for(settings, os.environ)
+    batch = None
+    if args.batch:
+        import sys
+
+        from coderefine.models.batch import batch_run
+
+        # The pairs' calls are gathered across the --jobs workers; the batch ids live with the results.
+        batch = batch_run(out_dir / "batches.json", workers=args.jobs, progress=sys.stderr)
+    model_for = models_for(settings, os.environ, batch=batch)
     total = len(tasks) * len(chosen)
     done = 0
 
@@ -122,9 +130,9 @@ def _select(tasks: Sequence[Any], args: argparse.Namespace) -> list[Any]:
     return chosen[: args.limit] if args.limit else chosen
 
 
-def models_for(settings: Any, environ: Mapping[str, str]) -> Any:
+def models_for(settings: Any, environ: Mapping[str, str], batch: Any = None) -> Any:
     """The model of a (task, strategy) pair: the strategy's own (``NAME@MODEL``) or the run's; oracle and
-    do-nothing are made per task, real models once per name."""
+    do-nothing are made per task, real models once per name (through ``batch``, a ``BatchRun``, if given)."""
     from coderefine.bench.models import DoNothingModel, OracleModel
     from coderefine.models.base import Model
     from coderefine.models.factory import make_model, make_role_model
@@ -135,7 +143,7 @@ def models_for(settings: Any, environ: Mapping[str, str]) -> Any:
         if strategy.mixed:
             # A model per role (critic-model, reviser-model, default model), made once for the run.
             if "\0mixed" not in made:
-                made["\0mixed"] = make_role_model(settings, environ)
+                made["\0mixed"] = make_role_model(settings, environ, batch=batch)
             return made["\0mixed"]
         name = strategy.model or settings.model
         if name == "oracle":
@@ -143,7 +151,7 @@ def models_for(settings: Any, environ: Mapping[str, str]) -> Any:
         if name == "do-nothing":
             return DoNothingModel()
         if name not in made:
-            made[name] = make_model(name, settings, environ)
+            made[name] = make_model(name, settings, environ, batch=batch)
         return made[name]
 
     return model_for

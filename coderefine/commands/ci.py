@@ -68,7 +68,13 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         note = "The model step was skipped (--no-model): signals only."
     else:
         try:
-            model = make_role_model(settings, os.environ, progress=sys.stderr)
+            batch = None
+            if args.batch:
+                from coderefine.models.batch import batch_run
+                from coderefine.models.batch_state import state_path
+
+                batch = batch_run(state_path(repo.root, repo.git_dir), progress=sys.stderr)
+            model = make_role_model(settings, os.environ, progress=sys.stderr, batch=batch)
         except MissingKeyError as exc:
             if args.require_model:
                 raise

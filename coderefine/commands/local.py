@@ -57,7 +57,13 @@ def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         out.write(f"coderefine {args.command}: no Python files in the change; nothing to do\n")
         return EXIT_CLEAN
     record = Path(args.record) if args.record else None
-    model = make_role_model(settings, os.environ, record=record, progress=sys.stderr)
+    batch = None
+    if getattr(args, "batch", False):
+        from coderefine.models.batch import batch_run
+        from coderefine.models.batch_state import state_path
+
+        batch = batch_run(state_path(change.root, repo.git_dir if repo else None), progress=sys.stderr)
+    model = make_role_model(settings, os.environ, record=record, progress=sys.stderr, batch=batch)
     progress = StreamProgress(sys.stderr, sys.stderr.isatty())
     try:
         outcome = refine_change(

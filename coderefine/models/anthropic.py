@@ -9,24 +9,14 @@ is translated into coderefine's errors, each with what to do.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from coderefine.errors import (
-    AuthError,
-    ConnectionFailedError,
-    MissingKeyError,
-    ModelError,
-    ModelTimeoutError,
-    OverloadedError,
-    RateLimitError,
-    ReplyCutShortError,
-)
+from coderefine.errors import MissingKeyError, ModelError, ReplyCutShortError
 from coderefine.models.base import Block, ModelReply, ModelRequest, Usage
 from coderefine.models.providers import no_key_message
 from coderefine.models.sdk import LazyImport
+from coderefine.models.sdk_errors import ErrorWords, translate_errors
 
 Platform = Literal["anthropic", "bedrock", "vertex"]
 _EXTRAS = {"bedrock": "pip install 'anthropic[bedrock]'", "vertex": "pip install 'anthropic[vertex]'"}
@@ -176,13 +166,35 @@ class AnthropicModel:
         params = request_params(self._model, request)
         for attempt in range(self._max_retries + 1):
             try:
-                with _translate_errors(self._importer.get(), self._model, self._platform):
+                with translate_errors(self._importer.get(), error_words(self._model, self._platform)):
                     response = client.messages.create(**params)
                 break
             except ReplyCutShortError:
                 # The SDK retries statuses and connection errors, not a body that ends half-way.
                 if attempt == self._max_retries:
                     raise
+        return self.reply_of(response)
+
+    # What the batch model (models/batch_anthropic.py) shares with a direct call.
+
+    @property
+    def platform(self) -> Platform:
+        return self._platform
+
+    def sdk(self) -> Any:
+        return self._importer.get()
+
+    def client(self) -> Any:
+        return self._get_client()
+
+    def params(self, request: ModelRequest) -> dict[str, Any]:
+        return request_params(self._model, request)
+
+    def errors(self) -> ErrorWords:
+        return error_words(self._model, self._platform)
+
+    def reply_of(self, response: Any) -> ModelReply:
+        """The reply of a Messages API ``response`` (an SDK ``Message``)."""
         text = "".join(block.text for block in response.content if block.type == "text")
         tool_input = next((dict(block.input) for block in response.content if block.type == "tool_use"), None)
         usage = response.usage
@@ -200,45 +212,20 @@ class AnthropicModel:
         )
 
 
-@contextmanager
-def _translate_errors(sdk: Any, model: str, platform: Platform = "anthropic") -> Iterator[None]:
-    try:
-        yield
-    except sdk.AuthenticationError as exc:
-        raise AuthError(
-            "the API refused the key (401); check ANTHROPIC_API_KEY, or unset it to use ANTHROPIC_BASE_URL"
-            if platform == "anthropic"
-            else f"{platform} refused the credentials (401); check them (see docs/models.md)"
-        ) from exc
-    except sdk.PermissionDeniedError as exc:
-        raise AuthError(f"the key may not use {model} (403); choose another model with --model") from exc
-    except sdk.NotFoundError as exc:
-        raise ModelError(
-            f"the API does not know the model '{model}' (404); set a valid one with --model"
-        ) from exc
-    except sdk.RateLimitError as exc:
-        raise RateLimitError(
-            "rate limited (429) after the retries; wait a minute and run again, or lower the number of "
-            "files per run"
-        ) from exc
-    except sdk.APITimeoutError as exc:
-        raise ModelTimeoutError(
-            "the model did not answer in time; raise model-timeout in [tool.coderefine] or try again"
-        ) from exc
-    except sdk.APIConnectionError as exc:
-        raise ConnectionFailedError(
+def error_words(model: str, platform: Platform = "anthropic") -> ErrorWords:
+    """What the translated SDK errors say for ``model`` on ``platform``."""
+    return ErrorWords(
+        auth="the API refused the key (401); check ANTHROPIC_API_KEY, or unset it to use ANTHROPIC_BASE_URL"
+        if platform == "anthropic"
+        else f"{platform} refused the credentials (401); check them (see docs/models.md)",
+        forbidden=f"the key may not use {model} (403); choose another model with --model",
+        not_found=f"the API does not know the model '{model}' (404); set a valid one with --model",
+        timeout="the model did not answer in time; raise model-timeout in [tool.coderefine] or try again",
+        connection=(
             "cannot reach the model API; check the network or ANTHROPIC_BASE_URL, or use 'coderefine check'"
-        ) from exc
-    except sdk.InternalServerError as exc:
-        status = getattr(exc, "status_code", "5xx")
-        raise OverloadedError(
-            f"the model API is overloaded or failing ({status}) after the retries; try again later"
-        ) from exc
-    except (json.JSONDecodeError, sdk.APIResponseValidationError) as exc:
-        raise ReplyCutShortError(
-            "the API's reply was cut short or malformed after the retries; try again"
-        ) from exc
-    except sdk.BadRequestError as exc:
-        raise ModelError(f"the API rejected the request (400): {exc.message}") from exc
-    except sdk.APIStatusError as exc:
-        raise ModelError(f"the API answered {exc.status_code}: {exc.message}") from exc
+        ),
+        overloaded="the model API is overloaded or failing ({status}) after the retries; try again later",
+        cut_short="the API's reply was cut short or malformed after the retries; try again",
+        answered="the API",
+        refused=lambda status, message: ModelError(f"the API rejected the request ({status}): {message}"),
+    )

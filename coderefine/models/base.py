@@ -98,6 +98,7 @@ class ModelReply:
     model: str
     tool_input: Mapping[str, Any] | None = None
     stop_reason: str = ""
+    batch: bool = False  # answered through a batch API: billed at the batch discount
 
 
 class Model(Protocol):

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from coderefine.config import Settings
 from coderefine.models.base import Model, Role, warm_up
 from coderefine.models.providers import ModelSpec, parse_spec
 from coderefine.models.roles import RoleModels, role_specs
 from coderefine.prices import price_of
+
+if TYPE_CHECKING:
+    from coderefine.models.batch import BatchRun
 
 REPLAY_PREFIX = "replay:"
 
@@ -66,9 +69,11 @@ def make_model(
     record: Path | None = None,
     http_client: Any = None,
     progress: TextIO | None = None,
+    batch: BatchRun | None = None,
 ) -> Model:
-    """The model for ``spec`` (every role); starts the SDK import in the background."""
-    return _finish(_with_progress(_single(spec, settings, environ, http_client), progress), record)
+    """The model for ``spec`` (every role); starts the SDK import in the background. With ``batch``, its
+    calls go through the provider's batch API, gathered with those of every model made with that run."""
+    return _finish(_wrap(_single(spec, settings, environ, http_client), progress, batch), record)
 
 
 def make_role_model(
@@ -78,6 +83,7 @@ def make_role_model(
     record: Path | None = None,
     http_client: Any = None,
     progress: TextIO | None = None,
+    batch: BatchRun | None = None,
 ) -> Model:
     """The model of each role (``author-model``, ``critic-model``, ``reviser-model``, default ``model``):
     one model when they are all the same, else a ``RoleModels`` that sends each request to its role's."""
@@ -85,13 +91,16 @@ def make_role_model(
     roles: dict[Role, Model] = {}
     for role, spec in role_specs(settings).items():
         if spec not in made:
-            made[spec] = _with_progress(_single(spec, settings, environ, http_client), progress)
+            made[spec] = _wrap(_single(spec, settings, environ, http_client), progress, batch)
         roles[role] = made[spec]
     model = next(iter(made.values())) if len(made) == 1 else RoleModels(roles)
     return _finish(model, record)
 
 
-def _with_progress(model: Model, progress: TextIO | None) -> Model:
+def _wrap(model: Model, progress: TextIO | None, batch: BatchRun | None) -> Model:
+    if batch is not None:
+        # A batch reports its own progress (polls and counts); a heartbeat per call would only repeat it.
+        return batch.wrap(model)
     if progress is None or model.name.startswith(REPLAY_PREFIX):
         return model
     from coderefine.models.heartbeat import Heartbeat

@@ -12,23 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 
-from coderefine.errors import (
-    AuthError,
-    ConnectionFailedError,
-    MissingKeyError,
-    ModelError,
-    ModelTimeoutError,
-    OverloadedError,
-    RateLimitError,
-    ReplyCutShortError,
-)
+from coderefine.errors import MissingKeyError, ModelError, ReplyCutShortError
 from coderefine.models.base import ModelReply, ModelRequest, Usage
 from coderefine.models.providers import STRUCTURED_MODES, ModelSpec, Structured, base_url, no_key_message
 from coderefine.models.sdk import LazyImport
+from coderefine.models.sdk_errors import ErrorWords, translate_errors
 
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.S)
 # A 400 that names one of these is about the structured-output feature, not about the prompt.
@@ -227,7 +218,7 @@ class OpenAIChatModel:
         while True:
             params = request_params(self._spec, request, self._structured)
             try:
-                with _translate_errors(sdk, self._spec):
+                with translate_errors(sdk, error_words(self._spec)):
                     response = client.chat.completions.create(**params)
                 break
             except ReplyCutShortError:
@@ -246,6 +237,24 @@ class OpenAIChatModel:
                 self._structured = STRUCTURED_MODES[STRUCTURED_MODES.index(self._structured) + 1]
         return read_reply(self._spec, request, response)
 
+    # What the batch model (models/batch_openai.py) shares with a direct call.
+
+    @property
+    def spec(self) -> ModelSpec:
+        return self._spec
+
+    def sdk(self) -> Any:
+        return self._importer.get()
+
+    def client(self) -> Any:
+        return self._get_client()
+
+    def params(self, request: ModelRequest) -> dict[str, Any]:
+        return request_params(self._spec, request, self._structured)
+
+    def errors(self) -> ErrorWords:
+        return error_words(self._spec)
+
 
 class _Refused(Exception):
     """The server answered 400/422 to a request that used tools or response_format."""
@@ -256,48 +265,29 @@ class _Refused(Exception):
         self.message = message
 
 
-@contextmanager
-def _translate_errors(sdk: Any, spec: ModelSpec) -> Iterator[None]:
+def error_words(spec: ModelSpec) -> ErrorWords:
+    """What the translated SDK errors say for ``spec``; a 400/422 becomes ``_Refused`` (the probe's cue)."""
     provider = spec.provider
     where = f" at {provider.base_url_env}" if provider.base_url_env else ""
-    try:
-        yield
-    except sdk.AuthenticationError as exc:
-        key = provider.key_env or "the key"
-        raise AuthError(f"{provider.name} refused the key (401); check {key}") from exc
-    except sdk.PermissionDeniedError as exc:
-        raise AuthError(f"the key may not use {spec.model} (403); choose another model with --model") from exc
-    except sdk.NotFoundError as exc:
-        hint = f" (ollama pull {spec.model})" if provider.name == "ollama" else ""
-        raise ModelError(
+    hint = f" (ollama pull {spec.model})" if provider.name == "ollama" else ""
+    return ErrorWords(
+        auth=f"{provider.name} refused the key (401); check {provider.key_env or 'the key'}",
+        forbidden=f"the key may not use {spec.model} (403); choose another model with --model",
+        not_found=(
             f"{provider.name} does not know the model '{spec.model}' or the URL is wrong (404){hint}; "
             "set a valid one with --model"
-        ) from exc
-    except sdk.RateLimitError as exc:
-        raise RateLimitError(
-            "rate limited (429) after the retries; wait a minute and run again, or lower the number of "
-            "files per run"
-        ) from exc
-    except sdk.APITimeoutError as exc:
-        raise ModelTimeoutError(
+        ),
+        timeout=(
             f"{spec.name} did not answer in time; raise model-timeout (or timeout in "
             f"[tool.coderefine.providers.{provider.name}]) or try again"
-        ) from exc
-    except sdk.APIConnectionError as exc:
-        raise ConnectionFailedError(
+        ),
+        connection=(
             f"cannot reach {provider.name}; is the server running{where}? Check the URL, or use "
             "'coderefine check'"
-        ) from exc
-    except sdk.InternalServerError as exc:
-        status = getattr(exc, "status_code", "5xx")
-        raise OverloadedError(
-            f"{provider.name} is overloaded or failing ({status}) after the retries; try again later"
-        ) from exc
-    except (json.JSONDecodeError, sdk.APIResponseValidationError) as exc:
-        raise ReplyCutShortError(
-            f"{provider.name}'s reply was cut short or malformed after the retries; try again"
-        ) from exc
-    except (sdk.BadRequestError, sdk.UnprocessableEntityError) as exc:
-        raise _Refused(exc.status_code, str(exc.message)) from exc
-    except sdk.APIStatusError as exc:
-        raise ModelError(f"{provider.name} answered {exc.status_code}: {exc.message}") from exc
+        ),
+        overloaded=provider.name + " is overloaded or failing ({status}) after the retries; try again later",
+        cut_short=f"{provider.name}'s reply was cut short or malformed after the retries; try again",
+        answered=provider.name,
+        refused=_Refused,
+        refuse_unprocessable=True,
+    )

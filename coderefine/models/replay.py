@@ -43,6 +43,7 @@ def reply_data(reply: ModelReply) -> dict[str, Any]:
         "tool_input": dict(reply.tool_input) if reply.tool_input is not None else None,
         "model": reply.model,
         "stop_reason": reply.stop_reason,
+        **({"batch": True} if reply.batch else {}),
         "usage": {
             "input_tokens": reply.usage.input_tokens,
             "output_tokens": reply.usage.output_tokens,
@@ -60,6 +61,7 @@ def reply_from(data: Mapping[str, Any]) -> ModelReply:
         model=str(data.get("model") or "replay"),
         stop_reason=str(data.get("stop_reason") or ""),
         usage=Usage(**{k: int(usage.get(k, 0)) for k in Usage.__dataclass_fields__}),
+        batch=bool(data.get("batch", False)),
     )
 
 
