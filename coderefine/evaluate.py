@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
+from coderefine.basetree import TreeCache, tree_cache_folder
 from coderefine.change import Change
 from coderefine.config import Settings
 from coderefine.runner import Runner
@@ -103,6 +104,8 @@ class Evaluator:
         python = find_interpreter(change.root, settings.python, environ)
         config = PytestConfig(python, settings.test_command, settings.test_timeout, settings.run_timeout)
         self._trees: dict[str, IsolatedTree] = {}
+        cache_folder = tree_cache_folder(environ)
+        self._tree_cache = TreeCache(cache_folder) if cache_folder is not None else None
         self._pool = ThreadPoolExecutor(max_workers=8)
         self._static_baseline: Future[SignalSet] | None = None
         self._baseline_tests: dict[str, tuple[Signal, ...]] = {}
@@ -228,7 +231,12 @@ class Evaluator:
                 )
                 files = [rel for rel in self._files if rel not in added]
                 tree = self._trees[which] = IsolatedTree(
-                    self._change.root, files, data, populate=self._populate, remove=added
+                    self._change.root,
+                    files,
+                    data,
+                    populate=self._populate,
+                    remove=added,
+                    cache=self._tree_cache,
                 )
             else:
                 tree.write_all(data)

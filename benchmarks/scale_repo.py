@@ -1,0 +1,113 @@
+"""Generated repositories of a given number of files, for the scale benchmarks: deterministic, cached.
+
+A repository of ``files`` files is packages of modules with one test file per module
+(``pkgNNNN/modNN.py`` and ``tests/pkgNNNN/test_modNN.py``), each package with an ``__init__.py`` that
+re-exports its first module, committed on ``main``. The same size always gives the same bytes, so a
+repository is built once and kept under the bench cache (``~/.cache/coderefine/bench/scale`` or
+``$CODEREFINE_BENCH_CACHE/scale``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from benchmarks.fixtures import GIT_ENV
+from benchmarks.large import cache_dir
+
+MODULES_PER_PACKAGE = 24
+# Bump when the generated content changes, so cached repositories are rebuilt.
+VERSION = 1
+
+
+def module_text(package: int, module: int) -> str:
+    return (
+        f'"""Module {module} of package {package}: generated for benchmarks."""\n\n'
+        "from __future__ import annotations\n\n\n"
+        f"def step(value: int) -> int:\n"
+        f'    """Scale the value by {module % 7 + 1} and add {package % 5}."""\n'
+        f"    return value * {module % 7 + 1} + {package % 5}\n\n\n"
+        f"def clamp(value: int, low: int = 0, high: int = {100 + module}) -> int:\n"
+        "    return max(low, min(high, value))\n"
+    )
+
+
+def test_text(package: int, module: int) -> str:
+    name = f"pkg{package:04d}"
+    return (
+        f"from {name}.mod{module:02d} import clamp, step\n\n\n"
+        "def test_step() -> None:\n"
+        f"    assert step(1) == {module % 7 + 1 + package % 5}\n\n\n"
+        "def test_clamp() -> None:\n"
+        f"    assert clamp(-5) == 0\n"
+    )
+
+
+def layout(files: int) -> dict[str, str]:
+    """Path -> text of a repository with exactly ``files`` files (at least 4)."""
+    if files < 4:
+        raise ValueError("a scale repository needs at least 4 files")
+    out: dict[str, str] = {
+        "pyproject.toml": '[project]\nname = "scale"\nversion = "0"\n\n[tool.pytest.ini_options]\n'
+        'pythonpath = ["."]\n',
+        ".gitignore": "__pycache__/\n",
+    }
+    package = 0
+    while len(out) < files:
+        name = f"pkg{package:04d}"
+        out[f"{name}/__init__.py"] = f"from {name}.mod00 import step\n\n__all__ = ['step']\n"
+        for module in range(MODULES_PER_PACKAGE):
+            if len(out) + 2 > files:
+                break
+            out[f"{name}/mod{module:02d}.py"] = module_text(package, module)
+            out[f"tests/{name}/test_mod{module:02d}.py"] = test_text(package, module)
+        package += 1
+    while len(out) < files:  # an odd count: pad with a data file
+        out[f"data/extra{len(out)}.txt"] = "padding\n"
+    return out
+
+
+def modules(files: int) -> list[str]:
+    """The non-test modules of the repository, in a fixed order spread over its packages."""
+    paths = [p for p in layout(files) if p.startswith("pkg") and "/mod" in p]
+    # Interleave packages, so a change of N files touches many packages as a real sweep would.
+    return sorted(paths, key=lambda p: (p.split("/")[1], p.split("/")[0]))
+
+
+def _git(root: Path, *args: str) -> None:
+    env = {**GIT_ENV, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root)}
+    subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
+
+
+def write_repo(root: Path, files: int) -> Path:
+    """Write and commit the repository of ``files`` files at ``root`` (created)."""
+    for rel, text in layout(files).items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", f"scale repository of {files} files")
+    return root
+
+
+def cached_repo(files: int, cache: Path | None = None) -> Path:
+    """The cached repository of ``files`` files, built on first use; its working tree reset to ``main``."""
+    folder = (cache or cache_dir() / "scale") / f"repo-{files}-v{VERSION}"
+    root = folder / "repo"
+    if not (folder / "done").exists():
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        write_repo(root, files)
+        (folder / "done").write_text("ok\n")
+    reset(root)
+    return root
+
+
+def reset(root: Path) -> None:
+    """Undo a benchmark's changes: back to ``main``, no stray files."""
+    _git(root, "checkout", "-q", "-f", "main")
+    _git(root, "reset", "-q", "--hard", "main")
+    _git(root, "clean", "-q", "-fdx")
