@@ -29,8 +29,9 @@ from coderefine.signals.base import (
     format_work,
     line_edits,
 )
+from coderefine.signals.import_index import ImportIndex
 from coderefine.signals.pytest import PytestConfig, PytestSignals, find_interpreter
-from coderefine.signals.related import TestSelection, is_package_init, is_test_file, select_tests
+from coderefine.signals.related import TestSelection, select_tests
 from coderefine.signals.ruff import RuffSignals
 from coderefine.signals.syntax import check_syntax
 from coderefine.signals.warm import WarmPytest
@@ -122,17 +123,17 @@ class Evaluator:
         self._pytest = PytestSignals(runner, config, environ, self._warm)
 
     def _select_tests(self) -> TestSelection:
-        texts: dict[str, str] = {}
-        for rel in self._files:
-            if is_test_file(rel) or is_package_init(rel):
-                try:
-                    texts[rel] = (self._change.root / rel).read_text("utf-8", errors="replace")
-                except OSError:
-                    continue
         # The change's own texts: a package __init__.py under review may add or drop a re-export.
-        texts.update({f.path: f.after.text for f in self._change.files})
+        texts = {f.path: f.after.text for f in self._change.files}
         files = self._files + [p for p in self._change.paths if p not in self._files]
-        return select_tests(self._change.paths, files, texts, run_all=self._settings.tests == "all")
+        root = self._change.root
+        index = ImportIndex(
+            self._tree_cache.project_folder(root) / "imports.marshal" if self._tree_cache else None
+        )
+        imports = index.imports(root, files, texts)
+        return select_tests(
+            self._change.paths, files, {}, run_all=self._settings.tests == "all", imports=imports
+        )
 
     def _modified(self) -> bool:
         return any(f.kind == "modified" for f in self._change.files)
