@@ -1,0 +1,464 @@
+"""How coderefine's cost grows with the repository and with the change: printed with the machine.
+
+    python -m benchmarks.scale                          # 1k, 5k, 20k files x 1, 30, 300 changed files
+    python -m benchmarks.scale --sizes 1000 --changes 1,30
+    python -m benchmarks.scale --write-docs             # also the "At scale" section and docs/scale.png
+
+Rows:
+- preparing a candidate's tree: today's temporary copy against the persistent copy (``basetree.py``),
+  in the generated repositories and in a real project from PyPI (Django's sdist, cached);
+- choosing related tests: reading every test file against the cached import index;
+- ``coderefine check`` and ``coderefine review --base main`` as separate processes, with a zero-latency
+  replayed critic that passes every file: wall time, the peak memory of the largest process (coderefine
+  or any process it ran: ruff, pytest), model calls and tokens;
+- a multi-file sweep, when this coderefine has one (``sweep_command``).
+
+Each generated repository is built once and cached (``benchmarks/scale_repo.py``); each command runs
+once untimed first, so the table shows the steady state and the first run's cost is reported apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.large import cache_dir
+from benchmarks.scale_repo import _git, cached_repo, modules, reset
+
+SIZES = (1_000, 5_000, 20_000)
+CHANGES = (1, 30, 300)
+DJANGO_SDIST = "Django-5.1.4.tar.gz"
+PASS = {"verdict": "pass", "summary": "fine", "issues": []}
+# Measures one command in a fresh process, so RUSAGE_CHILDREN covers that command and its children only.
+_MEASURE = (
+    "import json, resource, subprocess, sys, time\n"
+    "start = time.perf_counter()\n"
+    "with open(sys.argv[2], 'wb') as out:\n"
+    "    rc = subprocess.run(sys.argv[3:], stdout=out, stderr=subprocess.STDOUT).returncode\n"
+    "wall = time.perf_counter() - start\n"
+    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+    "open(sys.argv[1], 'w').write(json.dumps({'rc': rc, 'wall': wall, 'peak_kib': peak}))\n"
+)
+
+# A sweep's command line: (repository, files to sweep) -> argv, or None when coderefine has no sweep.
+SweepCommand = Callable[[Path, Sequence[str]], "list[str] | None"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One measured command on one repository and change."""
+
+    command: str
+    files: int
+    changed: int
+    wall_s: float
+    peak_mib: float
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    note: str = ""
+
+
+def machine() -> str:
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} "
+        f"{platform.release()}, load average {load}"
+    )
+
+
+def coderefine_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "coderefine", *args]
+
+
+def _env(tree_cache: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CODEREFINE_")}
+    # The budget must not cut a 300-file review short: this measures the work, not the limits.
+    env.update(
+        CODEREFINE_MAX_TOKENS="1000000000",
+        CODEREFINE_MAX_COST="1000000",
+        CODEREFINE_TREE_CACHE=str(tree_cache),
+    )
+    return env
+
+
+def measure(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[int, float, float, str]:
+    """(exit code, wall seconds, peak MiB of the largest process, output) of one command."""
+    with tempfile.TemporaryDirectory() as scratch:
+        result, output = Path(scratch) / "r.json", Path(scratch) / "out.txt"
+        subprocess.run([sys.executable, "-c", _MEASURE, str(result), str(output), *argv], cwd=cwd, env=env)
+        data = json.loads(result.read_text())
+        return data["rc"], data["wall"], data["peak_kib"] / 1024, output.read_text("utf-8", "replace")
+
+
+def edit(root: Path, paths: Sequence[str]) -> None:
+    """A small, clean change to each file: one more function."""
+    for rel in paths:
+        with open(root / rel, "a", encoding="utf-8") as handle:
+            handle.write("\n\ndef extra(value: int) -> int:\n    return value + 1\n")
+
+
+def _replay(path: Path, calls: int) -> str:
+    path.write_text(
+        "".join(json.dumps({"role": "critic", "reply": {"tool_input": PASS}}) + "\n" for _ in range(calls))
+    )
+    return f"replay:{path}"
+
+
+def check_row(files: int, changed: int, tree_cache: Path) -> tuple[Row, float]:
+    """`coderefine check` of a working-tree change; also the first (untimed-in-the-table) run's wall."""
+    root = cached_repo(files)
+    paths = modules(files)[:changed]
+    edit(root, paths)
+    env = _env(tree_cache)
+    try:
+        argv = coderefine_argv("check", "--format", "json", "--fail-on", "never")
+        first = measure(argv, root, env)[1]
+        rc, wall, peak, out = measure(argv, root, env)
+        if rc != 0:
+            raise RuntimeError(f"check failed ({rc}):\n{out[-2000:]}")
+    finally:
+        reset(root)
+    return Row("check", files, changed, wall, peak), first
+
+
+def review_row(files: int, changed: int, tree_cache: Path, jobs: int | None = None) -> tuple[Row, float]:
+    """`coderefine review --base main` of a branch that changed ``changed`` modules."""
+    root = cached_repo(files)
+    paths = modules(files)[:changed]
+    _git(root, "checkout", "-q", "-b", "feature")
+    edit(root, paths)
+    _git(root, "commit", "-q", "-am", "extra functions")
+    env = _env(tree_cache)
+    try:
+        walls: list[tuple[int, float, float, str]] = []
+        with tempfile.TemporaryDirectory() as scratch:
+            for n in range(2):
+                model = _replay(Path(scratch) / f"m{n}.jsonl", changed + 5)
+                argv = coderefine_argv("review", "--base", "main", "--model", model, "--format", "json")
+                if jobs is not None:
+                    argv += ["--jobs", str(jobs)]
+                walls.append(measure(argv, root, env))
+        rc, wall, peak, out = walls[1]
+        data = json.loads(out[out.index("{") :]) if "{" in out else {}
+        if rc not in (0, 1) or not data:
+            raise RuntimeError(f"review failed ({rc}):\n{out[-2000:]}")
+    finally:
+        _git(root, "checkout", "-q", "-f", "main")
+        _git(root, "branch", "-q", "-D", "feature")
+        reset(root)
+    usage = data.get("usage", {})
+    tokens_in = sum(
+        int(u.get("input_tokens", 0)) + int(u.get("cache_read_tokens", 0)) for u in usage.values()
+    )
+    tokens_out = sum(int(u.get("output_tokens", 0)) for u in usage.values())
+    reviewed = len(data.get("reviewed", []))
+    name = "review" if jobs is None else f"review --jobs {jobs}"
+    note = "" if reviewed == changed else f"{reviewed} of {changed} files reviewed"
+    return Row(name, files, changed, wall, peak, reviewed, tokens_in, tokens_out, note), walls[0][1]
+
+
+def has_option(command: str, option: str) -> bool:
+    done = subprocess.run(coderefine_argv(command, "--help"), capture_output=True, text=True)
+    return option in done.stdout
+
+
+def default_sweep_command(root: Path, paths: Sequence[str]) -> list[str] | None:
+    """The sweep's command line, when ``coderefine fix`` takes many files with ``--jobs``; else None.
+
+    The integrator of the multi-file sweep adjusts this one function if the sweep's flags differ."""
+    if not has_option("fix", "--jobs"):
+        return None
+    return coderefine_argv("fix", *paths, "-m", "add a docstring to extra()", "--jobs", "2")
+
+
+def sweep_row(
+    files: int, changed: int, tree_cache: Path, command: SweepCommand = default_sweep_command
+) -> Row | None:
+    """A fix sweep over ``changed`` modules, where the critic passes every file (no revision)."""
+    root = cached_repo(files)
+    paths = modules(files)[:changed]
+    argv = command(root, paths)
+    if argv is None:
+        return None
+    env = _env(tree_cache)
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            argv = [*argv, "--model", _replay(Path(scratch) / "m.jsonl", 2 * changed + 5)]
+            rc, wall, peak, out = measure(argv, root, env)
+        if rc not in (0, 1):
+            raise RuntimeError(f"sweep failed ({rc}):\n{out[-2000:]}")
+    finally:
+        reset(root)
+    return Row("fix sweep", files, changed, wall, peak, note="calls and tokens: see the sweep's report")
+
+
+@dataclass(frozen=True)
+class TreeRow:
+    """Preparing a candidate's tree: today's temporary copy, the persistent copy's first fill, and its
+    preparation once warm (median), with the bytes a candidate writes."""
+
+    project: str
+    files: int
+    changed: int
+    copy_s: float
+    first_fill_s: float
+    prepare_s: float
+    written_kib: float
+
+
+def tree_rows(label: str, root: Path, changes: Sequence[int], candidates: Sequence[str]) -> list[TreeRow]:
+    from coderefine.basetree import TreeCache
+    from coderefine.gitio import GitRepo
+    from coderefine.workspace import IsolatedTree, project_files
+
+    files = project_files(root, GitRepo.find(root))
+    start = time.perf_counter()
+    with IsolatedTree(root, files):
+        copy_s = time.perf_counter() - start
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        cache = TreeCache(Path(scratch))
+        start = time.perf_counter()
+        with IsolatedTree(root, files, cache=cache):
+            first = time.perf_counter() - start
+        for changed in changes:
+            chosen = list(candidates[:changed])
+            samples, written = [], 0
+            for round_ in range(5):
+                overrides = {
+                    rel: (root / rel).read_bytes() + f"\n# candidate {round_}\n".encode() for rel in chosen
+                }
+                written = sum(len(v) for v in overrides.values())
+                start = time.perf_counter()
+                with IsolatedTree(root, files, overrides, cache=cache):
+                    samples.append(time.perf_counter() - start)
+            rows.append(
+                TreeRow(label, len(files), changed, copy_s, first, statistics.median(samples), written / 1024)
+            )
+    return rows
+
+
+def selection_row(root: Path) -> tuple[int, float, float, float]:
+    """(test and __init__ files, seconds reading every one, seconds with a cold index, with a warm one)
+    for the related tests of one changed module."""
+    from coderefine.gitio import GitRepo
+    from coderefine.signals.import_index import ImportIndex
+    from coderefine.signals.related import is_package_init, is_test_file, select_tests
+    from coderefine.workspace import project_files
+
+    files = project_files(root, GitRepo.find(root))
+    changed = [modules(len(files))[0]]
+    start = time.perf_counter()
+    texts = {
+        rel: (root / rel).read_text("utf-8", errors="replace")
+        for rel in files
+        if is_test_file(rel) or is_package_init(rel)
+    }
+    by_text = select_tests(changed, files, texts)
+    read_s = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as scratch:
+        index = ImportIndex(Path(scratch) / "imports.marshal")
+        walls = []
+        for _ in range(3):
+            start = time.perf_counter()
+            by_index = select_tests(changed, files, {}, imports=index.imports(root, files))
+            walls.append(time.perf_counter() - start)
+            assert by_index == by_text
+    return len(texts), read_s, walls[0], min(walls[1:])
+
+
+def django_root(parent: Path) -> Path | None:
+    """Django's sdist as a git repository below ``parent``, or None when the sdist is not cached."""
+    archive = cache_dir() / DJANGO_SDIST
+    if not archive.is_file():
+        return None
+    with tarfile.open(archive) as tar:
+        tar.extractall(parent, filter="data")
+    root = next(parent.iterdir())
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "django")
+    return root
+
+
+def markdown(
+    header: str,
+    trees: Sequence[TreeRow],
+    selection: Sequence[str],
+    rows: Sequence[Row],
+    firsts: Sequence[str],
+) -> str:
+    out = [header, ""]
+    out += [
+        "| project | files | changed | today's copy | persistent: first fill | persistent: prepare "
+        "| written |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    out += [
+        f"| {t.project} | {t.files} | {t.changed} | {t.copy_s:.2f} s | {t.first_fill_s:.2f} s | "
+        f"{t.prepare_s * 1000:.0f} ms | {t.written_kib:.1f} KiB |"
+        for t in trees
+    ]
+    out += ["", *selection, ""]
+    out += [
+        "| command | files | changed | wall | peak memory | model calls | tokens in / out | note |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    out += [
+        f"| {r.command} | {r.files} | {r.changed} | {r.wall_s:.2f} s | {r.peak_mib:.0f} MiB | {r.calls} | "
+        f"{r.tokens_in} / {r.tokens_out} | {r.note} |"
+        for r in rows
+    ]
+    if firsts:
+        out += ["", "First runs (a persistent copy made, or the import index built):", ""]
+        out += [f"- {line}" for line in firsts]
+    return "\n".join(out) + "\n"
+
+
+def plot(rows: Sequence[Row], path: Path) -> bool:
+    """Wall time against repository size, one line per command and change size; False without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("docs/scale.png not drawn: matplotlib is missing (pip install -e '.[bench]')", file=sys.stderr)
+        return False
+    figure, axis = plt.subplots(figsize=(7, 4.5))
+    for command in sorted({r.command for r in rows}):
+        for changed in sorted({r.changed for r in rows if r.command == command}):
+            points = sorted(
+                (r.files, r.wall_s) for r in rows if r.command == command and r.changed == changed
+            )
+            axis.plot(*zip(*points, strict=True), marker="o", label=f"{command}, {changed} changed")
+    axis.set_xscale("log")
+    axis.set_xlabel("files in the repository")
+    axis.set_ylabel("wall time (s)")
+    axis.set_title("coderefine at scale (zero-latency model)")
+    axis.grid(True, alpha=0.3)
+    axis.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    return True
+
+
+def write_docs(section: str, docs: Path) -> None:
+    """Replace (or add) the "At scale" section of docs/benchmarks.md."""
+    page = docs / "benchmarks.md"
+    text = page.read_text("utf-8") if page.exists() else "# Benchmarks\n"
+    start = text.find("\n## At scale\n")
+    if start >= 0:
+        end = text.find("\n## ", start + 1)
+        text = text[:start] + ("\n" + text[end + 1 :] if end >= 0 else "")
+    page.write_text(text.rstrip("\n") + "\n\n" + section, "utf-8")
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", type=_ints, default=list(SIZES), help="repository sizes (files)")
+    parser.add_argument("--changes", type=_ints, default=list(CHANGES), help="changed files per run")
+    parser.add_argument("--skip-commands", action="store_true", help="only the tree and selection rows")
+    parser.add_argument(
+        "--write-docs", action="store_true", help="write docs/benchmarks.md and docs/scale.png"
+    )
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    header = f"Machine: {machine()}."
+    print(header, flush=True)
+    trees: list[TreeRow] = []
+    for size in args.sizes:
+        root = cached_repo(size)
+        trees += tree_rows("generated", root, args.changes, modules(size))
+        print(trees[-1], flush=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        django = django_root(Path(scratch))
+        if django is None:
+            print(
+                f"Django skipped: fetch it with 'pip download --no-binary :all: --no-deps django==5.1.4 -d "
+                f"{cache_dir()}'",
+                flush=True,
+            )
+        else:
+            from coderefine.gitio import GitRepo
+
+            candidates = [p for p in GitRepo.find(django).project_files() if p.endswith(".py")]  # type: ignore[union-attr]
+            trees += tree_rows("Django 5.1.4", django, args.changes, candidates)
+            print(trees[-1], flush=True)
+    selection = []
+    for size in args.sizes:
+        count, read_s, cold_s, warm_s = selection_row(cached_repo(size))
+        line = (
+            f"Related tests of one changed module, {size} files ({count} test and package files): reading "
+            f"every file {read_s * 1000:.0f} ms; import index cold {cold_s * 1000:.0f} ms, warm "
+            f"{warm_s * 1000:.0f} ms (same selection)."
+        )
+        selection.append(line)
+        print(line, flush=True)
+    rows: list[Row] = []
+    firsts: list[str] = []
+    comparisons: list[str] = []
+    if not args.skip_commands:
+        with tempfile.TemporaryDirectory() as trees_cache:
+            cache = Path(trees_cache)
+            jobs = has_option("review", "--jobs")
+            for size in args.sizes:
+                for changed in args.changes:
+                    for make in (check_row, review_row):
+                        row, first = make(size, changed, cache)
+                        rows.append(row)
+                        firsts.append(f"{row.command}, {size} files, {changed} changed: {first:.2f} s")
+                        print(row, flush=True)
+                    sweep = sweep_row(size, changed, cache)
+                    if sweep is not None:
+                        rows.append(sweep)
+                        print(sweep, flush=True)
+            if not has_option("fix", "--jobs"):
+                print("fix sweep: not in this coderefine yet (benchmarks.scale.sweep_row measures it)")
+            big = max(args.sizes)
+            if 300 in args.changes and big in args.sizes:
+                small, _ = review_row(big, 75, cache)
+                if jobs:
+                    large, _ = review_row(big, 300, cache, 4)
+                else:
+                    large = next(r for r in rows if (r.command, r.files, r.changed) == ("review", big, 300))
+                rows.append(small)
+                if jobs:
+                    rows.append(large)
+                comparisons.append(
+                    f"{large.command} of 300 files against review of 75, {big} files: {large.wall_s:.2f} s "
+                    f"against {small.wall_s:.2f} s ({large.wall_s / small.wall_s:.1f}x)"
+                    + ("" if jobs else "; review has no --jobs yet, so both ran one file at a time")
+                    + "."
+                )
+                print(comparisons[-1], flush=True)
+    section = "## At scale\n\n" + markdown(header, trees, [*selection, *comparisons], rows, firsts)
+    print(section)
+    if args.write_docs:
+        docs = Path(__file__).resolve().parents[1] / "docs"
+        write_docs(section + "\n![time against repository size](scale.png)\n", docs)
+        plot([r for r in rows if r.command in ("check", "review")], docs / "scale.png")
+    print(f"benchmark wall: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
