@@ -42,11 +42,10 @@ Entry = tuple[Stat, Stat | None]  # the project file's stat, the copy's
 
 
 def tree_cache_folder(environ: Mapping[str, str]) -> Path | None:
-    """Where persistent copies live: ``CODEREFINE_TREE_CACHE`` (``off`` for temporary copies only), else
-    ``$XDG_CACHE_HOME/coderefine/trees``, else ``~/.cache/coderefine/trees``; None without a home."""
-    configured = environ.get("CODEREFINE_TREE_CACHE")
-    if configured is not None:
-        return None if configured.strip().lower() in ("", "off", "0", "no") else Path(configured)
+    """Where persistent copies live: ``$XDG_CACHE_HOME/coderefine/trees``, else
+    ``~/.cache/coderefine/trees``; None (temporary copies only) without either.
+
+    Not a ``CODEREFINE_*`` variable: those are settings, and a cache folder is no setting of a run."""
     xdg = environ.get("XDG_CACHE_HOME")
     if xdg:
         return Path(xdg) / "coderefine" / "trees"
@@ -94,18 +93,28 @@ class Slot:
         # Folders that changed since the last sync may hold files a test created: list them first, so
         # what is to be removed is known before any file of this sync changes the folder again.
         strays = self._strays(dirs, entries)
+        lstat = os.lstat
         for rel in files:
             if rel.endswith((".pyc", ".pyo")):
                 continue  # stale bytecode could shadow the candidate's source (see signals/pytest.py)
-            source = _stat(src_prefix + rel)
-            if source is None:
+            # The hot loop of a big tree (twice per file): the stat calls are inlined.
+            try:
+                st = lstat(src_prefix + rel)
+            except OSError:
                 continue  # tracked but deleted in the working tree
+            source = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             old = entries.get(rel)
             target = dst_prefix + rel
-            if old is not None and old[0] == source and old[1] == _stat(target):
-                wanted[rel] = old
-                kept += 1
-                continue
+            if old is not None and old[0] == source:
+                try:
+                    st = lstat(target)
+                except OSError:
+                    pass
+                else:
+                    if old[1] == (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns):
+                        wanted[rel] = old
+                        kept += 1
+                        continue
             copy = _copy(src_prefix + rel, target)
             if copy is None:
                 continue  # unreadable files cannot matter to the tests more than to the user

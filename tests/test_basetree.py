@@ -121,8 +121,6 @@ def test_copies_of_projects_unused_for_long_are_removed(tmp_path: Path) -> None:
 
 
 def test_where_the_copies_live() -> None:
-    assert tree_cache_folder({"CODEREFINE_TREE_CACHE": "/c"}) == Path("/c")
-    assert tree_cache_folder({"CODEREFINE_TREE_CACHE": "off", "HOME": "/h"}) is None
     assert tree_cache_folder({"XDG_CACHE_HOME": "/x", "HOME": "/h"}) == Path("/x/coderefine/trees")
     assert tree_cache_folder({"HOME": "/h"}) == Path("/h/.cache/coderefine/trees")
     assert tree_cache_folder({}) is None

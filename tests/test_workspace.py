@@ -76,7 +76,7 @@ def test_tests_in_a_persistent_tree_never_touch_the_user_files(
     write_files(root, {"pkg/mod.py": "VALUE = 2\n"})
     repo = GitRepo.find(root)
     change = from_worktree([Path("pkg/mod.py")], cwd=root, repo=repo, max_bytes=1 << 20)
-    env = {"PATH": "/usr/bin:/bin", "CODEREFINE_TREE_CACHE": str(tmp_path / "trees")}
+    env = {"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path / "cache")}
     settings = Settings(warm_tests=False, tests="all")
     for _ in range(2):  # the second run reuses the copies the first one left
         with Evaluator(change, settings, SubprocessRunner(), env, project_files(root, repo)) as evaluator:
@@ -86,4 +86,4 @@ def test_tests_in_a_persistent_tree_never_touch_the_user_files(
     assert (root / "pkg/data.txt").read_text() == "original\n"
     assert (root / "pkg/mod.py").read_text() == "VALUE = 2\n"
     assert not (root / "pkg/leftover.txt").exists()
-    assert list((tmp_path / "trees").iterdir())  # the copies were persistent ones
+    assert list((tmp_path / "cache/coderefine/trees").iterdir())  # the copies were persistent ones
