@@ -1,10 +1,11 @@
 """Generated repositories of a given number of files, for the scale benchmarks: deterministic, cached.
 
 A repository of ``files`` files is packages of modules with one test file per module
-(``pkgNNNN/modNN.py`` and ``tests/pkgNNNN/test_modNN.py``), each package with an ``__init__.py`` that
-re-exports its first module, committed on ``main``. The same size always gives the same bytes, so a
-repository is built once and kept under the bench cache (``~/.cache/coderefine/bench/scale`` or
-``$CODEREFINE_BENCH_CACHE/scale``).
+(``pkgNNNN/mNNNN_NN.py`` and ``tests/pkgNNNN/test_mNNNN_NN.py``: every base name unique, so pytest
+needs no ``__init__.py`` in the tests and a test named after its module names one module), each
+package with an ``__init__.py`` that re-exports its first module, committed on ``main``. The same
+size always gives the same bytes, so a repository is built once and kept under the bench cache
+(``~/.cache/coderefine/bench/scale`` or ``$CODEREFINE_BENCH_CACHE/scale``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,11 @@ from benchmarks.large import cache_dir
 
 MODULES_PER_PACKAGE = 24
 # Bump when the generated content changes, so cached repositories are rebuilt.
-VERSION = 1
+VERSION = 2
+
+
+def _stem(package: int, module: int) -> str:
+    return f"m{package:04d}_{module:02d}"
 
 
 def module_text(package: int, module: int) -> str:
@@ -37,7 +42,7 @@ def module_text(package: int, module: int) -> str:
 def test_text(package: int, module: int) -> str:
     name = f"pkg{package:04d}"
     return (
-        f"from {name}.mod{module:02d} import clamp, step\n\n\n"
+        f"from {name}.{_stem(package, module)} import clamp, step\n\n\n"
         "def test_step() -> None:\n"
         f"    assert step(1) == {module % 7 + 1 + package % 5}\n\n\n"
         "def test_clamp() -> None:\n"
@@ -57,12 +62,12 @@ def layout(files: int) -> dict[str, str]:
     package = 0
     while len(out) < files:
         name = f"pkg{package:04d}"
-        out[f"{name}/__init__.py"] = f"from {name}.mod00 import step\n\n__all__ = ['step']\n"
+        out[f"{name}/__init__.py"] = f"from {name}.{_stem(package, 0)} import step\n\n__all__ = ['step']\n"
         for module in range(MODULES_PER_PACKAGE):
             if len(out) + 2 > files:
                 break
-            out[f"{name}/mod{module:02d}.py"] = module_text(package, module)
-            out[f"tests/{name}/test_mod{module:02d}.py"] = test_text(package, module)
+            out[f"{name}/{_stem(package, module)}.py"] = module_text(package, module)
+            out[f"tests/{name}/test_{_stem(package, module)}.py"] = test_text(package, module)
         package += 1
     while len(out) < files:  # an odd count: pad with a data file
         out[f"data/extra{len(out)}.txt"] = "padding\n"
@@ -71,9 +76,10 @@ def layout(files: int) -> dict[str, str]:
 
 def modules(files: int) -> list[str]:
     """The non-test modules of the repository, in a fixed order spread over its packages."""
-    paths = [p for p in layout(files) if p.startswith("pkg") and "/mod" in p]
-    # Interleave packages, so a change of N files touches many packages as a real sweep would.
-    return sorted(paths, key=lambda p: (p.split("/")[1], p.split("/")[0]))
+    paths = [p for p in layout(files) if p.startswith("pkg") and not p.endswith("__init__.py")]
+    # Interleave packages (module 1 of every package, then module 2...), so a change of N files touches
+    # many packages as a real sweep would; module 0 (re-exported by its package) comes last.
+    return sorted(paths, key=lambda p: (p[-5:-3] == "00", p[-5:-3], p))
 
 
 def _git(root: Path, *args: str) -> None:
