@@ -154,19 +154,49 @@ def review_row(files: int, changed: int, tree_cache: Path, jobs: int | None = No
         data = json.loads(out[out.index("{") :]) if "{" in out else {}
         if rc not in (0, 1) or not data:
             raise RuntimeError(f"review failed ({rc}):\n{out[-2000:]}")
+        calls, tokens_in, tokens_out = review_tokens(root)
     finally:
         _git(root, "checkout", "-q", "-f", "main")
         _git(root, "branch", "-q", "-D", "feature")
         reset(root)
-    usage = data.get("usage", {})
-    tokens_in = sum(
-        int(u.get("input_tokens", 0)) + int(u.get("cache_read_tokens", 0)) for u in usage.values()
-    )
-    tokens_out = sum(int(u.get("output_tokens", 0)) for u in usage.values())
     reviewed = len(data.get("reviewed", []))
     name = "review" if jobs is None else f"review --jobs {jobs}"
     note = "" if reviewed == changed else f"{reviewed} of {changed} files reviewed"
-    return Row(name, files, changed, wall, peak, reviewed, tokens_in, tokens_out, note), walls[0][1]
+    return Row(name, files, changed, wall, peak, calls, tokens_in, tokens_out, note), walls[0][1]
+
+
+def review_tokens(root: Path, base: str = "main") -> tuple[int, int, int]:
+    """(model calls, input tokens, output tokens) of a review of ``root``'s branch since ``base``, in this
+    process with the scripted model (tokens estimated as it estimates them: a quarter of the characters
+    sent), tests off: a replayed model reports no usage, and the critic's requests do not depend on them
+    when every test passes."""
+    import dataclasses
+
+    from coderefine.api import load_settings
+    from coderefine.change import from_branch
+    from coderefine.gitio import GitRepo
+    from coderefine.models.scripted import ScriptedModel
+    from coderefine.review import run_review
+    from coderefine.runner import SubprocessRunner
+
+    repo = GitRepo.find(root)
+    assert repo is not None
+    settings = dataclasses.replace(load_settings(root, environ={}), tests=False, max_tokens=0, max_cost=0)
+    change = from_branch(repo, base, head="HEAD", max_bytes=settings.max_file_kib * 1024)
+    model = ScriptedModel([lambda request: PASS for _ in range(len(change.files) * 4 + 8)])
+    run_review(
+        change,
+        settings,
+        model,
+        SubprocessRunner(),
+        {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        repo.project_files(),
+        intent="extra functions",
+        intent_source="flag",
+        head=repo.rev_parse("HEAD"),
+    )
+    sent = sum(max(len(r.prompt_text()) // 4, 1) for r in model.history)
+    return len(model.history), sent, 50 * len(model.history)
 
 
 def has_option(command: str, option: str) -> bool:
