@@ -93,9 +93,12 @@ class Evaluator:
         environ: Mapping[str, str],
         project_files: Sequence[str],
         populate_tree: Callable[[Path], None] | None = None,
+        persistent: bool = True,
     ) -> None:
         """``populate_tree`` fills an isolated tree instead of copying ``project_files`` from the
-        working tree (for a staged change: the git index, so that tests see what will be committed)."""
+        working tree (for a staged change: the git index, so that tests see what will be committed).
+        ``persistent`` keeps the copies between runs (``basetree.py``); a project that is itself
+        temporary (a benchmark task's folder) gains nothing from that and passes False."""
         self._change = change
         self._runner = runner
         self._populate = populate_tree
@@ -105,7 +108,7 @@ class Evaluator:
         python = find_interpreter(change.root, settings.python, environ)
         config = PytestConfig(python, settings.test_command, settings.test_timeout, settings.run_timeout)
         self._trees: dict[str, IsolatedTree] = {}
-        cache_folder = tree_cache_folder(environ)
+        cache_folder = tree_cache_folder(environ) if persistent else None
         self._tree_cache = TreeCache(cache_folder) if cache_folder is not None else None
         self._pool = ThreadPoolExecutor(max_workers=8)
         self._static_baseline: Future[SignalSet] | None = None
