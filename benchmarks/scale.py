@@ -267,7 +267,7 @@ def tree_rows(label: str, root: Path, changes: Sequence[int], candidates: Sequen
         for changed in changes:
             chosen = list(candidates[:changed])
             samples, cpu, written = [], [], 0
-            for round_ in range(5):
+            for round_ in range(3):
                 overrides = {
                     rel: (root / rel).read_bytes() + f"\n# candidate {round_}\n".encode() for rel in chosen
                 }
@@ -428,9 +428,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     trees: list[TreeRow] = []
     for size in args.sizes:
         root = cached_repo(size)
-        trees += tree_rows("generated", root, args.changes, modules(size))
-        print(trees[-1], flush=True)
-    with tempfile.TemporaryDirectory() as scratch:
+        made = tree_rows("generated", root, args.changes, modules(size))
+        trees += made
+        print(*made, sep="\n", flush=True)
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as scratch:
         django = django_root(Path(scratch))
         if django is None:
             print(
@@ -442,8 +443,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from coderefine.gitio import GitRepo
 
             candidates = [p for p in GitRepo.find(django).project_files() if p.endswith(".py")]  # type: ignore[union-attr]
-            trees += tree_rows("Django 5.1.4", django, args.changes, candidates)
-            print(trees[-1], flush=True)
+            made = tree_rows("Django 5.1.4", django, args.changes, candidates)
+            trees += made
+            print(*made, sep="\n", flush=True)
     selection = []
     for size in args.sizes:
         count, read_s, cold_s, warm_s = selection_row(cached_repo(size))

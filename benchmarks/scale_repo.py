@@ -84,7 +84,14 @@ def modules(files: int) -> list[str]:
 
 def _git(root: Path, *args: str) -> None:
     env = {**GIT_ENV, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root)}
-    subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
+    # No automatic gc: one started in the background by a big commit would race a cleanup of the folder.
+    subprocess.run(
+        ["git", "-c", "gc.auto=0", "-c", "maintenance.auto=false", *args],
+        cwd=root,
+        check=True,
+        env=env,
+        capture_output=True,
+    )
 
 
 def write_repo(root: Path, files: int) -> Path:
