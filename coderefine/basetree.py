@@ -115,7 +115,7 @@ class Slot:
                         wanted[rel] = old
                         kept += 1
                         continue
-            copy = _copy(src_prefix + rel, target)
+            copy = _copy(src_prefix + rel, target, replace=bool(entries))
             if copy is None:
                 continue  # unreadable files cannot matter to the tests more than to the user
             wanted[rel] = (source, copy)
@@ -186,10 +186,12 @@ class Slot:
             self._fd = -1
 
 
-def _copy(source: str, target: str) -> tuple[int, int, int, int] | None:
+def _copy(source: str, target: str, replace: bool = True) -> tuple[int, int, int, int] | None:
     """Copy one file (a symlink as a symlink), replacing what was there; the copy's stat."""
-    # Whatever is there goes first: copying over a symlink a test left would write through it.
-    _remove(target)
+    # Whatever is there goes first: copying over a symlink a test left would write through it. A copy
+    # made from scratch (an empty tree) has nothing to replace.
+    if replace:
+        _remove(target)
     try:
         try:
             shutil.copy2(source, target, follow_symlinks=False)
