@@ -23,18 +23,17 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.large import cache_dir
 from benchmarks.scale_repo import _git, cached_repo, modules, reset
+from benchmarks.scale_report import Row, TreeRow, markdown, plot, write_docs
+from benchmarks.scale_trees import django_root, selection_row, tree_rows
 
 # How to read the section; the before/after figures of the selection were measured once, against the
 # selection code as it was before the import index (it scanned every test for every changed file).
@@ -59,7 +58,6 @@ gives both.
 """
 SIZES = (1_000, 5_000, 20_000)
 CHANGES = (1, 30, 300)
-DJANGO_SDIST = "Django-5.1.4.tar.gz"
 PASS = {"verdict": "pass", "summary": "fine", "issues": []}
 # Measures one command in a fresh process, so RUSAGE_CHILDREN covers that command and its children only.
 _MEASURE = (
@@ -74,21 +72,6 @@ _MEASURE = (
 
 # A sweep's command line: (repository, files to sweep) -> argv, or None when coderefine has no sweep.
 SweepCommand = Callable[[Path, Sequence[str]], "list[str] | None"]
-
-
-@dataclass(frozen=True)
-class Row:
-    """One measured command on one repository and change."""
-
-    command: str
-    files: int
-    changed: int
-    wall_s: float
-    peak_mib: float
-    calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    note: str = ""
 
 
 def machine() -> str:
@@ -253,179 +236,6 @@ def sweep_row(
     finally:
         reset(root)
     return Row("fix sweep", files, changed, wall, peak, note="calls and tokens: see the sweep's report")
-
-
-@dataclass(frozen=True)
-class TreeRow:
-    """Preparing a candidate's tree: today's temporary copy, the persistent copy's first fill, and its
-    preparation once warm (median), with the bytes a candidate writes."""
-
-    project: str
-    files: int
-    changed: int
-    copy_s: float
-    first_fill_s: float
-    prepare_s: float
-    prepare_cpu_s: float
-    written_kib: float
-
-
-def tree_rows(label: str, root: Path, changes: Sequence[int], candidates: Sequence[str]) -> list[TreeRow]:
-    from coderefine.basetree import TreeCache
-    from coderefine.gitio import GitRepo
-    from coderefine.workspace import IsolatedTree, project_files
-
-    files = project_files(root, GitRepo.find(root))
-    start = time.perf_counter()
-    with IsolatedTree(root, files):
-        copy_s = time.perf_counter() - start
-    rows = []
-    with tempfile.TemporaryDirectory() as scratch:
-        cache = TreeCache(Path(scratch))
-        start = time.perf_counter()
-        with IsolatedTree(root, files, cache=cache):
-            first = time.perf_counter() - start
-        for changed in changes:
-            chosen = list(candidates[:changed])
-            samples, cpu, written = [], [], 0
-            for round_ in range(3):
-                overrides = {
-                    rel: (root / rel).read_bytes() + f"\n# candidate {round_}\n".encode() for rel in chosen
-                }
-                written = sum(len(v) for v in overrides.values())
-                start, start_cpu = time.perf_counter(), time.process_time()
-                with IsolatedTree(root, files, overrides, cache=cache):
-                    samples.append(time.perf_counter() - start)
-                    cpu.append(time.process_time() - start_cpu)
-            rows.append(
-                TreeRow(
-                    label,
-                    len(files),
-                    changed,
-                    copy_s,
-                    first,
-                    statistics.median(samples),
-                    statistics.median(cpu),
-                    written / 1024,
-                )
-            )
-    return rows
-
-
-def selection_row(root: Path) -> tuple[int, float, float, float]:
-    """(test and __init__ files, seconds reading every one, seconds with a cold index, with a warm one)
-    for the related tests of one changed module."""
-    from coderefine.gitio import GitRepo
-    from coderefine.signals.import_index import ImportIndex
-    from coderefine.signals.related import is_package_init, is_test_file, select_tests
-    from coderefine.workspace import project_files
-
-    files = project_files(root, GitRepo.find(root))
-    changed = [modules(len(files))[0]]
-    start = time.perf_counter()
-    texts = {
-        rel: (root / rel).read_text("utf-8", errors="replace")
-        for rel in files
-        if is_test_file(rel) or is_package_init(rel)
-    }
-    by_text = select_tests(changed, files, texts)
-    read_s = time.perf_counter() - start
-    with tempfile.TemporaryDirectory() as scratch:
-        index = ImportIndex(Path(scratch) / "imports.marshal")
-        walls = []
-        for _ in range(3):
-            start = time.perf_counter()
-            by_index = select_tests(changed, files, {}, imports=index.imports(root, files))
-            walls.append(time.perf_counter() - start)
-            assert by_index == by_text
-    return len(texts), read_s, walls[0], min(walls[1:])
-
-
-def django_root(parent: Path) -> Path | None:
-    """Django's sdist as a git repository below ``parent``, or None when the sdist is not cached."""
-    archive = cache_dir() / DJANGO_SDIST
-    if not archive.is_file():
-        return None
-    with tarfile.open(archive) as tar:
-        tar.extractall(parent, filter="data")
-    root = next(parent.iterdir())
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "django")
-    return root
-
-
-def markdown(
-    header: str,
-    trees: Sequence[TreeRow],
-    selection: Sequence[str],
-    rows: Sequence[Row],
-    firsts: Sequence[str],
-) -> str:
-    out = [header, ""]
-    out += [
-        "| project | files | changed | today's copy | persistent: first fill | persistent: prepare "
-        "(wall / CPU) | written |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    out += [
-        f"| {t.project} | {t.files} | {t.changed} | {t.copy_s:.2f} s | {t.first_fill_s:.2f} s | "
-        f"{t.prepare_s * 1000:.0f} / {t.prepare_cpu_s * 1000:.0f} ms | {t.written_kib:.1f} KiB |"
-        for t in trees
-    ]
-    out += ["", *selection, ""]
-    out += [
-        "| command | files | changed | wall | peak memory | model calls | tokens in / out | note |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
-    ]
-    out += [
-        f"| {r.command} | {r.files} | {r.changed} | {r.wall_s:.2f} s | {r.peak_mib:.0f} MiB | {r.calls} | "
-        f"{r.tokens_in} / {r.tokens_out} | {r.note} |"
-        for r in rows
-    ]
-    if firsts:
-        out += ["", "First runs (a persistent copy made, or the import index built):", ""]
-        out += [f"- {line}" for line in firsts]
-    return "\n".join(out) + "\n"
-
-
-def plot(rows: Sequence[Row], path: Path) -> bool:
-    """Wall time against repository size, one line per command and change size; False without matplotlib."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("docs/scale.png not drawn: matplotlib is missing (pip install -e '.[bench]')", file=sys.stderr)
-        return False
-    figure, axis = plt.subplots(figsize=(7, 4.5))
-    for command in sorted({r.command for r in rows}):
-        for changed in sorted({r.changed for r in rows if r.command == command}):
-            points = sorted(
-                (r.files, r.wall_s) for r in rows if r.command == command and r.changed == changed
-            )
-            axis.plot(*zip(*points, strict=True), marker="o", label=f"{command}, {changed} changed")
-    axis.set_xscale("log")
-    axis.set_xlabel("files in the repository")
-    axis.set_ylabel("wall time (s)")
-    axis.set_title("coderefine at scale (zero-latency model)")
-    axis.grid(True, alpha=0.3)
-    axis.legend(fontsize=7)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    return True
-
-
-def write_docs(section: str, docs: Path) -> None:
-    """Replace (or add) the "At scale" section of docs/benchmarks.md."""
-    page = docs / "benchmarks.md"
-    text = page.read_text("utf-8") if page.exists() else "# Benchmarks\n"
-    start = text.find("\n## At scale\n")
-    if start >= 0:
-        end = text.find("\n## ", start + 1)
-        text = text[:start] + ("\n" + text[end + 1 :] if end >= 0 else "")
-    page.write_text(text.rstrip("\n") + "\n\n" + section, "utf-8")
 
 
 def _ints(text: str) -> list[int]:
