@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
+from coderefine.basetree import TreeCache, tree_cache_folder
 from coderefine.change import Change
 from coderefine.config import Settings
 from coderefine.runner import Runner
@@ -28,8 +29,9 @@ from coderefine.signals.base import (
     format_work,
     line_edits,
 )
+from coderefine.signals.import_index import ImportIndex
 from coderefine.signals.pytest import PytestConfig, PytestSignals, find_interpreter
-from coderefine.signals.related import TestSelection, is_package_init, is_test_file, select_tests
+from coderefine.signals.related import TestSelection, select_tests
 from coderefine.signals.ruff import RuffSignals
 from coderefine.signals.syntax import check_syntax
 from coderefine.signals.warm import WarmPytest
@@ -91,9 +93,12 @@ class Evaluator:
         environ: Mapping[str, str],
         project_files: Sequence[str],
         populate_tree: Callable[[Path], None] | None = None,
+        persistent: bool = True,
     ) -> None:
         """``populate_tree`` fills an isolated tree instead of copying ``project_files`` from the
-        working tree (for a staged change: the git index, so that tests see what will be committed)."""
+        working tree (for a staged change: the git index, so that tests see what will be committed).
+        ``persistent`` keeps the copies between runs (``basetree.py``); a project that is itself
+        temporary (a benchmark task's folder) gains nothing from that and passes False."""
         self._change = change
         self._runner = runner
         self._populate = populate_tree
@@ -103,6 +108,8 @@ class Evaluator:
         python = find_interpreter(change.root, settings.python, environ)
         config = PytestConfig(python, settings.test_command, settings.test_timeout, settings.run_timeout)
         self._trees: dict[str, IsolatedTree] = {}
+        cache_folder = tree_cache_folder(environ) if persistent else None
+        self._tree_cache = TreeCache(cache_folder) if cache_folder is not None else None
         self._pool = ThreadPoolExecutor(max_workers=8)
         self._static_baseline: Future[SignalSet] | None = None
         self._baseline_tests: dict[str, tuple[Signal, ...]] = {}
@@ -120,17 +127,17 @@ class Evaluator:
         self._pytest = PytestSignals(runner, config, environ, self._warm)
 
     def _select_tests(self) -> TestSelection:
-        texts: dict[str, str] = {}
-        for rel in self._files:
-            if is_test_file(rel) or is_package_init(rel):
-                try:
-                    texts[rel] = (self._change.root / rel).read_text("utf-8", errors="replace")
-                except OSError:
-                    continue
         # The change's own texts: a package __init__.py under review may add or drop a re-export.
-        texts.update({f.path: f.after.text for f in self._change.files})
+        texts = {f.path: f.after.text for f in self._change.files}
         files = self._files + [p for p in self._change.paths if p not in self._files]
-        return select_tests(self._change.paths, files, texts, run_all=self._settings.tests == "all")
+        root = self._change.root
+        index = ImportIndex(
+            self._tree_cache.project_folder(root) / "imports.marshal" if self._tree_cache else None
+        )
+        imports = index.imports(root, files, texts)
+        return select_tests(
+            self._change.paths, files, {}, run_all=self._settings.tests == "all", imports=imports
+        )
 
     def _modified(self) -> bool:
         return any(f.kind == "modified" for f in self._change.files)
@@ -236,7 +243,12 @@ class Evaluator:
                 )
                 files = [rel for rel in self._files if rel not in added]
                 tree = self._trees[which] = IsolatedTree(
-                    self._change.root, files, data, populate=self._populate, remove=added
+                    self._change.root,
+                    files,
+                    data,
+                    populate=self._populate,
+                    remove=added,
+                    cache=self._tree_cache,
                 )
             else:
                 # A run started early for a candidate the gate then refused may still be reading it.

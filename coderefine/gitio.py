@@ -208,6 +208,18 @@ class GitRepo:
         args = ["ls-files", "--cached", "--others", "--exclude-standard", "-z"]
         return sorted(set(_names(self._run(args, "cannot list the project's files"))))
 
+    def clean_at(self, rev: str) -> list[str] | None:
+        """The tracked files when the working tree holds exactly commit ``rev`` (checked out, no tracked
+        file changed or staged), else None. A review can then copy its tree from the working tree,
+        reusing a persistent copy, instead of exporting the whole commit."""
+        with _git_errors("cannot read the working tree's state"):
+            if str(self._repo.head.commit.hexsha) != self.rev_parse(rev):
+                return None
+            if self._repo.git.status("--porcelain", "--untracked-files=no", "-z"):
+                return None
+            out = self._repo.git.ls_files("--cached", "-z")
+        return sorted({p for p in out.split("\0") if p})
+
     def export_index(self, dest: Path) -> None:
         """Write every file of the index (what the next commit will hold) below ``dest``."""
         prefix = str(dest).rstrip("/") + "/"

@@ -2,7 +2,9 @@
 
 The copy holds the project's files (tracked and untracked-but-not-ignored in git; outside git, a walk
 that skips virtual environments and caches), so tests find their data and configuration. It is made
-once and reused: each evaluation only rewrites the files under review.
+once per run and reused: each evaluation only rewrites the files under review. With a ``TreeCache``
+(``basetree.py``) the copy persists between runs and only the files that changed since are copied;
+without one, or when all its slots are busy, it is a temporary copy removed on exit.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
+from coderefine.basetree import Slot, TreeCache
 from coderefine.gitio import GitRepo
 
 _SKIP_DIRS = {
@@ -54,7 +57,7 @@ def project_files(root: Path, repo: GitRepo | None) -> list[str]:
 
 
 class IsolatedTree:
-    """A temporary copy of the project; a context manager that removes it on exit."""
+    """A copy of the project; a context manager that removes (or releases) it on exit."""
 
     def __init__(
         self,
@@ -63,9 +66,25 @@ class IsolatedTree:
         overrides: Mapping[str, bytes] | None = None,
         populate: Callable[[Path], None] | None = None,
         remove: Iterable[str] = (),
+        cache: TreeCache | None = None,
     ) -> None:
         """Copy ``files`` from ``root`` (or let ``populate`` fill the copy, e.g. from the git index),
-        then drop ``remove`` and write ``overrides``."""
+        then drop ``remove`` and write ``overrides``. With ``cache`` (and no ``populate``), the copy
+        is a persistent slot brought up to date, not a new one."""
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._slot: Slot | None = None
+        if cache is not None and populate is None:
+            self._slot = cache.acquire(root)
+        if self._slot is not None:
+            self.path = self._slot.path
+            dropped = set(remove)
+            try:
+                self._slot.sync(root, [rel for rel in files if rel not in dropped])
+            except BaseException:
+                self._slot.release()
+                raise
+            self.write_all(overrides or {})
+            return
         self._dir = tempfile.TemporaryDirectory(prefix="coderefine-tree-")
         self.path = Path(self._dir.name) / root.name
         self.path.mkdir()
@@ -96,7 +115,9 @@ class IsolatedTree:
             raise ValueError(f"refusing to write outside the isolated tree: {rel}")
         target = self.path / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        if target.is_symlink():
+        # A new file, not a write into the old one: whatever a test left at this path (a symlink, a
+        # second link to some file) is replaced, never written through.
+        if target.is_symlink() or target.is_file():
             target.unlink()
         target.write_bytes(data)
 
@@ -114,7 +135,10 @@ class IsolatedTree:
         return {rel: self.read_text(rel) for rel in rels}
 
     def close(self) -> None:
-        self._dir.cleanup()
+        if self._slot is not None:
+            self._slot.release()  # what the run wrote is undone by the next sync, not now
+        if self._dir is not None:
+            self._dir.cleanup()
 
     def __enter__(self) -> IsolatedTree:
         return self

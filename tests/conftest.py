@@ -45,6 +45,7 @@ def _isolated_home(
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
     for key in list(os.environ):

@@ -9,7 +9,7 @@ import pytest
 
 from coderefine.errors import GitError
 from coderefine.gitio import GitRepo
-from tests.conftest import RepoFactory, git
+from tests.conftest import SMALL_PROJECT, RepoFactory, git, write_files
 
 
 def test_a_commit_with_a_link_out_of_the_tree_exports_without_it(
@@ -80,3 +80,17 @@ def test_an_unknown_revision_is_an_error_not_a_missing_file(make_repo: RepoFacto
     assert repo.blob_at("main", "a.py") == b"A = 1\n"
     assert repo.changed_between("main", "HEAD") == []
     assert repo.hooks_dir() == (root / ".git" / "hooks").resolve()
+
+
+def test_clean_at_names_the_tracked_files_only_of_a_clean_checkout(make_repo: RepoFactory) -> None:
+    root = make_repo(SMALL_PROJECT)
+    repo = GitRepo.find(root)
+    assert repo is not None
+    head = repo.rev_parse("HEAD")
+    write_files(root, {"untracked.py": "x = 1\n"})
+    assert repo.clean_at(head) == sorted(SMALL_PROJECT)
+    write_files(root, {"pkg/mod.py": "changed = 1\n"})
+    assert repo.clean_at(head) is None
+    git(root, "commit", "-qam", "two")
+    assert repo.clean_at(head) is None  # the checkout is another commit
+    assert repo.clean_at("HEAD") is not None

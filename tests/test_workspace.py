@@ -2,7 +2,11 @@ from pathlib import Path
 
 import pytest
 
+from coderefine.change import from_worktree
+from coderefine.config import Settings
+from coderefine.evaluate import Evaluator
 from coderefine.gitio import GitRepo
+from coderefine.runner import SubprocessRunner
 from coderefine.workspace import IsolatedTree, project_files
 from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
 
@@ -36,3 +40,50 @@ def test_bytecode_is_never_copied(tmp_path: Path) -> None:
     files = [*project_files(tmp_path, None), "__pycache__/m.cpython-311.pyc"]
     with IsolatedTree(tmp_path, files) as tree:
         assert not (tree.path / "__pycache__").exists()
+
+
+TOUCHY_TESTS = """from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_writes_project_files():
+    assert not (ROOT / "pkg/leftover.txt").exists()  # what an earlier run left is gone
+    (ROOT / "pkg/data.txt").write_text("written by a test")
+    with open(ROOT / "pkg/mod.py", "a") as handle:
+        handle.write("# appended by a test\\n")
+    (ROOT / "pkg/leftover.txt").write_text("x")
+
+
+def test_sees_the_candidate():
+    names = sorted(p.name for p in (ROOT / "pkg").iterdir())
+    assert "data.txt" in names and "mod.py" in names
+    assert (ROOT / "pkg/mod.py").read_text().startswith("VALUE = 3")
+"""
+
+
+def test_tests_in_a_persistent_tree_never_touch_the_user_files(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    root = make_repo(
+        {
+            "pkg/__init__.py": "",
+            "pkg/mod.py": "VALUE = 1\n",
+            "pkg/data.txt": "original\n",
+            "tests/test_touchy.py": TOUCHY_TESTS,
+        }
+    )
+    write_files(root, {"pkg/mod.py": "VALUE = 2\n"})
+    repo = GitRepo.find(root)
+    change = from_worktree([Path("pkg/mod.py")], cwd=root, repo=repo, max_bytes=1 << 20)
+    env = {"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    settings = Settings(warm_tests=False, tests="all")
+    for _ in range(2):  # the second run reuses the copies the first one left
+        with Evaluator(change, settings, SubprocessRunner(), env, project_files(root, repo)) as evaluator:
+            result = evaluator.evaluate({"pkg/mod.py": "VALUE = 3\n"})
+        assert [s.code for s in result.signals.signals if s.source == "pytest"] == []
+        assert any(s.source == "pytest" and s.state == "ok" for s in result.signals.statuses)
+    assert (root / "pkg/data.txt").read_text() == "original\n"
+    assert (root / "pkg/mod.py").read_text() == "VALUE = 2\n"
+    assert not (root / "pkg/leftover.txt").exists()
+    assert list((tmp_path / "cache/coderefine/trees").iterdir())  # the copies were persistent ones

@@ -163,7 +163,9 @@ def run_task(
         )
         error = ""
         try:
-            with Evaluator(change, run_settings, runner, environ, project_files(folder, None)) as evaluator:
+            with Evaluator(
+                change, run_settings, runner, environ, project_files(folder, None), persistent=False
+            ) as evaluator:
                 result = refine(
                     change,
                     run_settings,

@@ -83,17 +83,20 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
                 "secrets). Signals only."
             )
     head_sha = repo.rev_parse(args.head)
+    # A checkout of the head (CI's usual case) is copied from the working tree, which a persistent copy
+    # follows file by file; any other head is exported from git in full.
+    tracked = repo.clean_at(head_sha)
     report = run_review(
         change,
         settings,
         model,
         SubprocessRunner(),
         os.environ,
-        repo.project_files(),
+        tracked if tracked is not None else repo.project_files(),
         intent=intent,
         intent_source=source,
         head=head_sha,
-        populate_tree=lambda dest: repo.export_commit(head_sha, dest),
+        populate_tree=None if tracked is not None else lambda dest: repo.export_commit(head_sha, dest),
         model_note=note,
     )
     renderers = {

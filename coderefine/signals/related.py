@@ -22,13 +22,19 @@ SMALL_SUITE = 20
 Scope = Literal["related", "all", "fallback", "none"]
 
 
+def _name(path: str) -> str:
+    # String work, not PurePosixPath: these run for every file of a 20,000-file tree, where building
+    # the path objects took seconds. The paths are git's or a walk's, already normalised.
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
 def is_test_file(path: str) -> bool:
-    name = PurePosixPath(path).name
+    name = _name(path)
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
 def is_package_init(path: str) -> bool:
-    return PurePosixPath(path).name == "__init__.py"
+    return _name(path) == "__init__.py"
 
 
 def module_name(path: str) -> str:
@@ -41,7 +47,7 @@ def module_name(path: str) -> str:
     return ".".join(parts)
 
 
-def _package_of(path: str) -> str:
+def package_of(path: str) -> str:
     """The dotted name of the package a file sits in (empty at the top)."""
     parts = PurePosixPath(path).parent.parts
     if parts and parts[0] in ("src", "lib"):
@@ -82,10 +88,19 @@ def _absolute(base: str, package: str) -> str | None:
     return ".".join([*parts, rest] if rest else parts)
 
 
-def _reexporters(modules: set[str], read: Mapping[str, str], project_files: Sequence[str]) -> set[str]:
-    """``modules`` and every package whose ``__init__.py`` imports one of them, to a fixed point."""
-    inits = {module_name(p): read.get(p, "") for p in project_files if is_package_init(p)}
-    imports = {name: imported_modules(text, name) for name, text in inits.items() if text}
+def file_imports(project_files: Sequence[str], read: Mapping[str, str]) -> dict[str, set[str]]:
+    """The imports of every test file and package ``__init__.py`` (path -> modules), from their texts;
+    ``import_index.ImportIndex`` gives the same without reading unchanged files again."""
+    return {
+        p: imported_modules(read.get(p, ""), package_of(p))
+        for p in project_files
+        if is_test_file(p) or is_package_init(p)
+    }
+
+
+def _reexporters(modules: set[str], imports: Mapping[str, set[str]]) -> set[str]:
+    """``modules`` and every package whose ``__init__.py`` imports one of them, to a fixed point
+    (``imports``: package name -> what its ``__init__.py`` imports)."""
     reached = set(modules)
     grew = True
     while grew:
@@ -101,15 +116,36 @@ def _within(name: str, module: str) -> bool:
     return name == module or name.startswith(module + ".")
 
 
-def related_tests(changed: Sequence[str], project_files: Sequence[str], read: Mapping[str, str]) -> list[str]:
+def related_tests(
+    changed: Sequence[str],
+    project_files: Sequence[str],
+    read: Mapping[str, str],
+    imports: Mapping[str, set[str]] | None = None,
+) -> list[str]:
     """Test files related to ``changed``: the changed tests themselves, by name, and by import.
 
     ``read`` gives the text of test files and package ``__init__.py`` files (path -> source); files
-    missing from it count by name only.
+    missing from it count by name only. ``imports`` (path -> modules, as ``file_imports`` gives them)
+    replaces ``read`` when given.
     """
+    if imports is None:
+        imports = file_imports(project_files, read)
     tests = [p for p in project_files if is_test_file(p)]
     related: set[str] = {p for p in changed if is_test_file(p)}
-    test_imports = {t: imported_modules(read.get(t, ""), _package_of(t)) for t in tests}
+    # Indexes over the tests, so a change of many files in a big tree is not (changed x tests) scans:
+    # by file name; by every module an import names or lies within (``a.b.c`` -> ``a``, ``a.b``,
+    # ``a.b.c``); and by the exact names imported.
+    package_imports = {module_name(p): imports.get(p, set()) for p in project_files if is_package_init(p)}
+    by_name: dict[str, list[str]] = {}
+    by_prefix: dict[str, set[str]] = {}
+    by_exact: dict[str, set[str]] = {}
+    for test in tests:
+        by_name.setdefault(_name(test), []).append(test)
+        for name in imports.get(test, set()):
+            by_exact.setdefault(name, set()).add(test)
+            parts = name.split(".")
+            for end in range(1, len(parts) + 1):
+                by_prefix.setdefault(".".join(parts[:end]), set()).add(test)
     for path in changed:
         if is_test_file(path):
             continue
@@ -118,19 +154,16 @@ def related_tests(changed: Sequence[str], project_files: Sequence[str], read: Ma
             folder = PurePosixPath(path).parent
             related.update(t for t in tests if PurePosixPath(t).is_relative_to(folder))
             continue
+        for name in (f"test_{stem}.py", f"{stem}_test.py"):
+            related.update(by_name.get(name, ()))
         module = module_name(path)
+        if not module:
+            continue
+        related.update(by_prefix.get(module, ()))
         # A package that re-exports the module is used through its own name only: a test importing a
         # sibling module of that package does not reach the changed one.
-        packages = _reexporters({module}, read, project_files) - {module} if module else set()
-        for test in tests:
-            name = PurePosixPath(test).name
-            imported = test_imports[test]
-            if (
-                name in (f"test_{stem}.py", f"{stem}_test.py")
-                or (module and any(_within(i, module) for i in imported))
-                or bool(packages & imported)
-            ):
-                related.add(test)
+        for package in _reexporters({module}, package_imports) - {module}:
+            related.update(by_exact.get(package, ()))
     return sorted(related)
 
 
@@ -165,13 +198,14 @@ def select_tests(
     *,
     run_all: bool = False,
     small_suite: int = SMALL_SUITE,
+    imports: Mapping[str, set[str]] | None = None,
 ) -> TestSelection:
     """The related tests of ``changed``; the whole suite when asked, or when nothing is related and the
     suite is small (at most ``small_suite`` test files)."""
     suite = sorted({p for p in project_files if is_test_file(p)} | {p for p in changed if is_test_file(p)})
     if run_all:
         return TestSelection(tuple(suite), "all", len(suite))
-    related = related_tests(changed, project_files, read)
+    related = related_tests(changed, project_files, read, imports)
     if related:
         return TestSelection(tuple(related), "related", len(suite))
     if suite and len(suite) <= small_suite:

@@ -1,0 +1,294 @@
+"""Persistent copies of a project, kept between evaluations and runs, so a candidate's tree costs what
+its change costs.
+
+A copy ("slot") lives in the user's cache folder, outside the project. It is made once; every later use
+brings it up to date by comparing two records per file with the manifest written last time: the
+project file's ``lstat`` (a file the user edited is copied again) and the copy's own (a file a test wrote
+to, or a file under review written into the copy by the last run, is copied again). Folders whose
+modification time changed are listed, and whatever a test created in them is removed. A slot is held
+with an ``flock`` for as long as a tree uses it, so concurrent runs (the hook's jobs, a sweep's workers,
+a baseline beside its candidate) each get their own slot; when every slot is busy, the caller falls back
+to a temporary copy.
+
+The copies are real copies, never links: a test that writes to a project file in place writes to the
+copy, never to the user's file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import marshal
+import os
+import shutil
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+SLOTS = 16
+# A project whose copies were not used for this long is removed the next time any project is prepared.
+STALE_SECONDS = 14 * 24 * 3600
+# Copies beyond this many in one sync make it save its manifest (see ``Slot.sync``).
+SAVE_AFTER = 64
+_MANIFEST = "manifest.marshal"
+# Changes when the manifest's meaning (or marshal's format) changes: an older slot is then rebuilt.
+_FORMAT = f"1-{sys.version_info[0]}.{sys.version_info[1]}"
+
+Stat = tuple[int, int, int, int]  # inode, size, mtime_ns, ctime_ns
+Entry = tuple[Stat, Stat | None]  # the project file's stat, the copy's
+
+
+def tree_cache_folder(environ: Mapping[str, str]) -> Path | None:
+    """Where persistent copies live: ``$XDG_CACHE_HOME/coderefine/trees``, else
+    ``~/.cache/coderefine/trees``; None (temporary copies only) without either.
+
+    Not a ``CODEREFINE_*`` variable: those are settings, and a cache folder is no setting of a run."""
+    xdg = environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg) / "coderefine" / "trees"
+    home = environ.get("HOME")
+    return Path(home) / ".cache" / "coderefine" / "trees" if home else None
+
+
+def _stat(path: str) -> Stat | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What bringing a slot up to date cost: files copied, files and folders removed."""
+
+    copied: int
+    removed: int
+    kept: int
+
+
+class Slot:
+    """One persistent copy, held (locked) until ``release``."""
+
+    def __init__(self, folder: Path, name: str, fd: int) -> None:
+        self.folder = folder
+        self.path = folder / "tree" / name
+        self._fd = fd
+
+    def sync(self, root: Path, files: Iterable[str]) -> SyncReport:
+        """Make the copy hold exactly ``files`` of ``root`` as they are now (plus folders)."""
+        entries, dirs = self._load()
+        if not entries:
+            shutil.rmtree(self.path, ignore_errors=True)
+            dirs = {}
+        self.path.mkdir(parents=True, exist_ok=True)
+        src_prefix = str(root) + os.sep
+        dst_prefix = str(self.path) + os.sep
+        wanted: dict[str, Entry] = {}
+        fresh: list[str] = []
+        kept = removed = 0
+        # Folders that changed since the last sync may hold files a test created: list them first, so
+        # what is to be removed is known before any file of this sync changes the folder again.
+        strays = self._strays(dirs, entries)
+        lstat = os.lstat
+        for rel in files:
+            if rel.endswith((".pyc", ".pyo")):
+                continue  # stale bytecode could shadow the candidate's source (see signals/pytest.py)
+            # The hot loop of a big tree (twice per file): the stat calls are inlined.
+            try:
+                st = lstat(src_prefix + rel)
+            except OSError:
+                continue  # tracked but deleted in the working tree
+            source = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            old = entries.get(rel)
+            target = dst_prefix + rel
+            if old is not None and old[0] == source:
+                try:
+                    st = lstat(target)
+                except OSError:
+                    pass
+                else:
+                    if old[1] == (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns):
+                        wanted[rel] = old
+                        kept += 1
+                        continue
+            copy = _copy(src_prefix + rel, target, replace=bool(entries))
+            if copy is None:
+                continue  # unreadable files cannot matter to the tests more than to the user
+            wanted[rel] = (source, copy)
+            fresh.append(rel)
+        for rel in entries.keys() - wanted.keys():
+            with contextlib.suppress(OSError):
+                os.unlink(dst_prefix + rel)
+                removed += 1
+        if strays:
+            # A folder a test made may also be where a file new to the project now goes.
+            needed = _parents(fresh)
+            for rel in strays - wanted.keys() - needed:
+                removed += _remove(dst_prefix + rel)
+        # A few files copied again (the ones the last run put under review) are cheaper to copy again
+        # next time than a rewrite of the whole manifest; many (a pull, a checkout) are worth saving.
+        if not dirs or len(fresh) + removed > SAVE_AFTER:
+            self._save(wanted, self._stat_folders(_parents(wanted)))
+        return SyncReport(len(fresh), removed, kept)
+
+    def _strays(self, dirs: Mapping[str, int], entries: Mapping[str, object]) -> set[str]:
+        """Entries of changed folders that the manifest does not know (made by a test)."""
+        found: set[str] = set()
+        prefix = str(self.path) + os.sep
+        for rel, mtime in dirs.items():
+            folder = prefix + rel if rel else str(self.path)
+            try:
+                if os.lstat(folder).st_mtime_ns == mtime:
+                    continue
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            for name in names:
+                child = f"{rel}/{name}" if rel else name
+                if child not in entries and child not in dirs:
+                    found.add(child)
+        return found
+
+    def _stat_folders(self, folders: Iterable[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for rel in folders:
+            with contextlib.suppress(OSError):
+                out[rel] = os.lstat(self.path / rel if rel else self.path).st_mtime_ns
+        return out
+
+    def _load(self) -> tuple[dict[str, Entry], dict[str, int]]:
+        """The files (project stat, copy stat) and folders (mtime) of the last saved sync; empty when
+        unknown. ``marshal``, not JSON: it loads a 20,000-file manifest in a few milliseconds, and the
+        file is the user's own cache, written by this same code (the format names the Python version)."""
+        try:
+            data = marshal.loads((self.folder / _MANIFEST).read_bytes())
+        except (OSError, ValueError, EOFError, TypeError):
+            return {}, {}
+        if not (isinstance(data, tuple) and len(data) == 3 and data[0] == _FORMAT):
+            return {}, {}
+        files, dirs = data[1], data[2]
+        if not isinstance(files, dict) or not isinstance(dirs, dict):
+            return {}, {}
+        return files, dirs
+
+    def _save(self, files: Mapping[str, Entry], dirs: Mapping[str, int]) -> None:
+        temp = self.folder / f"{_MANIFEST}.tmp"
+        temp.write_bytes(marshal.dumps((_FORMAT, dict(files), dict(dirs))))
+        os.replace(temp, self.folder / _MANIFEST)
+
+    def release(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)  # closing the descriptor drops the flock
+            self._fd = -1
+
+
+def _copy(source: str, target: str, replace: bool = True) -> tuple[int, int, int, int] | None:
+    """Copy one file (a symlink as a symlink), replacing what was there; the copy's stat."""
+    # Whatever is there goes first: copying over a symlink a test left would write through it. A copy
+    # made from scratch (an empty tree) has nothing to replace.
+    if replace:
+        _remove(target)
+    try:
+        try:
+            shutil.copy2(source, target, follow_symlinks=False)
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copy2(source, target, follow_symlinks=False)
+    except OSError:
+        return None
+    return _stat(target)
+
+
+def _parents(files: Iterable[str]) -> set[str]:
+    """Every folder that holds one of ``files`` (the top as ``""``)."""
+    folders = {""}
+    for rel in files:
+        parts = rel.split("/")[:-1]
+        for end in range(1, len(parts) + 1):
+            folders.add("/".join(parts[:end]))
+    return folders
+
+
+def _remove(path: str) -> int:
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except OSError:
+        return 0
+    return 1
+
+
+class TreeCache:
+    """The persistent copies of projects below ``folder``: up to ``slots`` per project."""
+
+    def __init__(self, folder: Path, slots: int = SLOTS, clock: float | None = None) -> None:
+        self.folder = folder
+        self._slots = slots
+        self._now = clock
+
+    def project_folder(self, root: Path) -> Path:
+        key = hashlib.sha256(str(root.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:20]
+        return self.folder / key
+
+    def acquire(self, root: Path) -> Slot | None:
+        """A free slot of ``root``'s copies, locked; None when all are busy or the cache is unusable."""
+        project = self.project_folder(root)
+        try:
+            project.mkdir(parents=True, exist_ok=True)
+            (project / "used").write_text(str(root.resolve()) + "\n", "utf-8")
+        except OSError:
+            return None
+        self._prune(project)
+        for n in range(self._slots):
+            folder = project / f"slot{n}"
+            try:
+                folder.mkdir(exist_ok=True)
+                fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError:
+                return None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            return Slot(folder, root.name, fd)
+        return None
+
+    def _prune(self, keep: Path) -> None:
+        """Remove the copies of projects unused for ``STALE_SECONDS`` (moved, deleted, forgotten)."""
+        now = self._now if self._now is not None else time.time()
+        try:
+            projects = list(self.folder.iterdir())
+        except OSError:
+            return
+        for project in projects:
+            if project == keep:
+                continue
+            try:
+                if now - (project / "used").stat().st_mtime < STALE_SECONDS:
+                    continue
+            except OSError:
+                pass
+            if _nobody_holds(project):
+                shutil.rmtree(project, ignore_errors=True)
+
+
+def _nobody_holds(project: Path) -> bool:
+    for lock in project.glob("slot*/lock"):
+        try:
+            fd = os.open(lock, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+    return True
