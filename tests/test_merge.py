@@ -313,3 +313,63 @@ def test_a_shard_does_not_publish_a_review_of_its_own(
     monkeypatch.chdir(tmp_path)
     assert main(["review", "--base", "main", "--shard", "1/2", "--github-review"], out=io.StringIO()) == 2
     assert "coderefine merge" in capsys.readouterr().err
+
+
+MATRIX_WORKFLOW = Path(__file__).resolve().parents[1] / "hooks" / "github" / "coderefine-review-matrix.yml"
+
+
+def test_the_matrix_workflow_reviews_in_shards_and_merges_safely_for_forks() -> None:
+    import shlex
+
+    import yaml
+
+    from coderefine import __version__
+
+    text = MATRIX_WORKFLOW.read_text(encoding="utf-8")
+    workflow = yaml.safe_load(text)
+    triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert set(triggers) == {"pull_request"}
+    assert "pull_request_target" not in text.replace("never `pull_request_target`", "")
+    assert workflow["permissions"] == {"contents": "read"}
+    review_job, merge_job = workflow["jobs"]["review"], workflow["jobs"]["merge"]
+
+    shards = review_job["strategy"]["matrix"]["shard"]
+    assert shards == [1, 2, 3, 4]
+    assert review_job["permissions"] == {"contents": "read"}  # shards run project code: read only
+    review_step = next(s for s in review_job["steps"] if "coderefine review" in s.get("run", ""))
+    assert f'--shard "$SHARD/{len(shards)}"' in review_step["run"]
+    assert review_step["env"]["SHARD"] == "${{ matrix.shard }}"
+    assert "GITHUB_TOKEN" not in review_step["env"]
+    assert (
+        "--github-review" not in review_step["run"]
+        and "json=coderefine-shard-$SHARD.json" in review_step["run"]
+    )
+    upload = next(s for s in review_job["steps"] if "upload-artifact" in s.get("uses", ""))
+    assert upload["with"]["name"] == "coderefine-shard-${{ matrix.shard }}"
+
+    assert merge_job["needs"] == "review"
+    assert merge_job["permissions"] == {
+        "contents": "read",
+        "pull-requests": "write",
+        "security-events": "write",
+    }
+    download = next(s for s in merge_job["steps"] if "download-artifact" in s.get("uses", ""))
+    assert download["with"]["pattern"] == "coderefine-shard-*" and download["with"]["merge-multiple"] is True
+    merge_step = next(s for s in merge_job["steps"] if "coderefine merge" in s.get("run", ""))
+    assert "ANTHROPIC_API_KEY" not in merge_step["env"]  # merging calls no model
+    assert "--github-review" in merge_step["run"] and "FROM_FORK" in merge_step["env"]
+    args = shlex.split(merge_step["run"].splitlines()[0])
+    assert args[:3] == ["set", "--", download["with"]["path"] + "/coderefine-shard-*.json"]
+    assert "sarif=coderefine.sarif" in args
+    sarif = next(s for s in merge_job["steps"] if "upload-sarif" in s.get("uses", ""))
+    assert sarif["with"]["sarif_file"] == "coderefine.sarif"
+    assert "head.repo.full_name == github.repository" in sarif["if"]
+
+    for job in (review_job, merge_job):
+        checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+        assert checkout["with"]["persist-credentials"] is False
+        assert checkout["with"]["ref"] == "${{ github.event.pull_request.head.sha }}"
+    assert review_job["steps"][0]["with"]["fetch-depth"] == 0  # the merge base must be there
+    uses = [line.split("uses:")[1].strip() for line in text.splitlines() if "uses:" in line]
+    assert len(uses) == 7 and all("@" in u and len(u.split("@")[1].split()[0]) == 40 for u in uses)
+    assert text.count(f'"coderefine=={__version__}"') == 2
