@@ -43,6 +43,12 @@ CHANGED = {
 BROKEN_ADD = "def add(a, b):\n    return a - b"
 
 
+@pytest.fixture(autouse=True)
+def _outside_any_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """merge reads [tool.coderefine] of the folder it runs in; these tests run where there is none."""
+    monkeypatch.chdir(tmp_path)
+
+
 def respond(request: ModelRequest) -> str | dict[str, object]:
     """The critic raises the subtraction in pkg/mod.py and passes everything else; the reviser fixes it."""
     text = request.prompt_text()
