@@ -199,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
         "  coderefine review --base origin/main\n"
         "  coderefine review --base origin/main --format github --format sarif=coderefine.sarif\n"
         "  coderefine review --base origin/main --github-review --fail-on error\n"
+        "  coderefine review --base origin/main --shard 2/4 --fail-on never --format json=shard-2.json\n"
         "formats: text, json, markdown, sarif, github (annotations + job summary), gitlab (code quality)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
