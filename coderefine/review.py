@@ -236,7 +236,7 @@ def run_review(
 def _shard_paths(change: Change, shard: tuple[int, int] | None) -> frozenset[str]:
     if shard is None:
         return frozenset(f.path for f in change.files)
-    sizes = [(f.path, len(f.after.text.encode("utf-8", "surrogatepass"))) for f in change.files]
+    sizes = [(f.path, len(f.after.encode())) for f in change.files]
     return frozenset(shard_files(sizes, *shard))
 
 

@@ -104,7 +104,7 @@ def roundtrip(report: ReviewReport, name: str) -> Shard:
 def test_shards_partition_the_files_and_merge_into_the_unsharded_review(sharded_repo: Path) -> None:
     models = [ScriptedModel([respond] * 10) for _ in range(3)]
     shards = [review(sharded_repo, models[k - 1], (k, 3)) for k in (1, 2, 3)]
-    sizes = [(path, len(text.encode())) for path, text in CHANGED.items()]
+    sizes = [(path, len(text.encode())) for path, text in CHANGED.items()]  # UTF-8, no BOM
     for k, report in enumerate(shards, start=1):
         assert report.files == tuple(shard_files(sizes, k, 3))
         assert report.reviewed == report.files  # the critic saw this shard's files, and only those
@@ -162,6 +162,7 @@ def test_cli_review_shards_and_merge(
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     for k in (1, 2):
+        log = io.StringIO()
         code = main(
             [
                 "review",
@@ -176,10 +177,13 @@ def test_cli_review_shards_and_merge(
                 f"json={out_dir / f'shard-{k}.json'}",
                 "--format",
                 f"sarif={out_dir / f'shard-{k}.sarif'}",
+                "--format",
+                "text",
             ],
-            out=io.StringIO(),
+            out=log,
         )
         assert code == 0
+        assert f"shard {k}/2: pkg/" in log.getvalue()
         data = json.loads((out_dir / f"shard-{k}.json").read_text())
         assert data["shard"] == {"index": k, "count": 2} and data["head"] and data["base"]
         assert all(f["fingerprint"] for f in data["findings"])

@@ -69,6 +69,8 @@ def render_text(report: ReviewReport) -> str:
     )
     if report.model_note:
         lines.append(f"note: {report.model_note}")
+    if report.shard:
+        lines.append(f"shard {report.shard[0]}/{report.shard[1]}: {', '.join(report.files) or 'no files'}")
     if report.not_reviewed:
         lines.append(f"not reviewed by the model (budget): {', '.join(report.not_reviewed)}")
     if report.usage:
