@@ -27,6 +27,7 @@ _COMMANDS: dict[str, Callable[..., int]] = {
     "install-hook": hooks.command_install_hook,
     "cache": hooks.command_cache,
     "review": ci.command_review,
+    "merge": ci.command_merge,
     "bench": bench.command_bench,
     "mcp": mcp.command_mcp,
 }

@@ -21,6 +21,7 @@ examples:
   coderefine fix app.py -m "handle empty input"   refine a change with the model and write it
   coderefine draft new.py --intent "parse ISO dates"   write new code, then refine it
   coderefine review --base origin/main    CI: review a branch, with verified suggestions
+  coderefine merge shard-*.json           CI: one review from the jobs of 'review --shard K/N'
   coderefine bench --limit 20             fix rate and cost against one-shot and self-refine
   coderefine install-hook                 run coderefine on every commit (or use pre-commit)
   coderefine undo                         restore the files of the last write
@@ -208,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
         "  coderefine review --base origin/main\n"
         "  coderefine review --base origin/main --format github --format sarif=coderefine.sarif\n"
         "  coderefine review --base origin/main --github-review --fail-on error\n"
+        "  coderefine review --base origin/main --shard 2/4 --fail-on never --format json=shard-2.json\n"
         "formats: text, json, markdown, sarif, github (annotations + job summary), gitlab (code quality)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -243,6 +245,13 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument(
         "--fail-on", choices=("error", "warning", "info", "never"), help="lowest severity that fails the job"
     )
+    review.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="review only shard K of N of the changed files (balanced by size; the signals still cover "
+        "the whole change); combine the shards' JSON with 'coderefine merge'",
+    )
+    _add_merge_parser(commands)
 
     bench = commands.add_parser(
         "bench",
@@ -338,6 +347,38 @@ def build_parser() -> argparse.ArgumentParser:
     undo.add_argument("--force", action="store_true", help="restore even files that changed since")
     _add_mcp_parser(commands)
     return parser
+
+
+def _add_merge_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    merge = commands.add_parser(
+        "merge",
+        help="CI: combine the JSON reports of 'review --shard K/N' jobs into one review",
+        description="Combine the reports of a sharded review (review --shard K/N --format json=FILE) into "
+        "one report: one SARIF run, one job summary with annotations, one GitLab file and one pull request "
+        "review, each finding once (by fingerprint). The shards must review the same head and merge base, "
+        "and each of 1..N must come exactly once (--allow-partial merges what is there and says which "
+        "shards are missing). The exit code follows --fail-on over the merged findings.",
+        epilog="examples:\n"
+        "  coderefine merge shard-*.json --format github --format sarif=coderefine.sarif\n"
+        "  coderefine merge shards/*.json --github-review --fail-on error\n"
+        "formats: text, json, markdown, sarif, github (annotations + job summary), gitlab (code quality)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    merge.add_argument("reports", nargs="+", metavar="SHARD.json", help="the JSON report of each shard")
+    merge.add_argument(
+        "--format", dest="output", action="append", metavar="FORMAT[=FILE]", help="an output; repeat for more"
+    )
+    merge.add_argument(
+        "--github-review", action="store_true", help="publish one pull request review (GITHUB_TOKEN)"
+    )
+    merge.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="merge even when shards are missing (the report names them); different commits are never merged",
+    )
+    merge.add_argument(
+        "--fail-on", choices=("error", "warning", "info", "never"), help="lowest severity that fails the job"
+    )
 
 
 _MCP_EPILOG = """\

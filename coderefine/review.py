@@ -36,6 +36,7 @@ from coderefine.models.base import Model, Usage
 from coderefine.records import ModelCharge
 from coderefine.runner import Runner
 from coderefine.session import Ledger, RejectedEdit, Session
+from coderefine.shard import shard_files
 from coderefine.signals.base import SEVERITY_RANK, Comparison, SourceStatus
 
 
@@ -55,6 +56,8 @@ class ReviewReport:
     usage: Mapping[str, Usage] = field(default_factory=dict)
     cost: float = 0.0
     charges: tuple[ModelCharge, ...] = ()  # per role and model
+    files: tuple[str, ...] = ()  # the changed files this report covers (all of them unless sharded)
+    shard: tuple[int, int] | None = None  # (K, N) of a sharded run (``review --shard K/N``)
 
     def inline(self, finding: Finding) -> bool:
         return commentable(finding, self.right)
@@ -153,7 +156,15 @@ def run_review(
     populate_tree: Callable[[Path], None] | None = None,
     model_note: str = "",
     clock: Callable[[], float] = time.monotonic,
+    shard: tuple[int, int] | None = None,
 ) -> ReviewReport:
+    """Review ``change``; with ``shard`` (K, N), only the files of shard K (``shard.shard_files`` by
+    size) are reported and critiqued, while the signals still come from the whole change against the merge
+    base: every shard compares the same trees and runs the tests related to the whole change, so a test
+    that another shard's file breaks is found the same way. A failing test in a file outside the change
+    is reported by every shard; ``coderefine merge`` keeps it once (same fingerprint)."""
+    mine = _shard_paths(change, shard)
+    changed = {f.path for f in change.files}
     head_texts = {f.path: f.after.text for f in change.files}
     diff = change.diff(context=3)
     right = {path: frozenset(lines) for path, lines in right_side_lines(diff).items()}
@@ -168,9 +179,15 @@ def run_review(
         # head fails a test, the base's result is then already there.
         evaluator.start_baseline(tests=True)
         initial = evaluator.evaluate(head_texts)
-        findings.extend(from_signal(s, head_texts) for s in initial.comparison.introduced)
+        findings.extend(
+            from_signal(s, head_texts)
+            for s in initial.comparison.introduced
+            if s.path in mine or s.path not in changed
+        )
         signalled = {s.path for s in initial.comparison.introduced}
-        order = sorted(change.files, key=lambda f: (f.path not in signalled, f.path))
+        order = sorted(
+            (f for f in change.files if f.path in mine), key=lambda f: (f.path not in signalled, f.path)
+        )
         for file in order:
             if model is None:
                 break
@@ -212,7 +229,16 @@ def run_review(
         usage=dict(ledger.usage),
         cost=ledger.cost,
         charges=ledger.charges(),
+        files=tuple(sorted(mine)),
+        shard=shard,
     )
+
+
+def _shard_paths(change: Change, shard: tuple[int, int] | None) -> frozenset[str]:
+    if shard is None:
+        return frozenset(f.path for f in change.files)
+    sizes = [(f.path, len(f.after.encode())) for f in change.files]
+    return frozenset(shard_files(sizes, *shard))
 
 
 class _Quiet:

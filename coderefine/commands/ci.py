@@ -6,9 +6,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from coderefine.commands import settings_flags
+
+if TYPE_CHECKING:
+    from coderefine.review import ReviewReport
 
 _REVIEW_FORMATS = ("text", "json", "markdown", "sarif", "github", "gitlab")
 
@@ -45,15 +48,20 @@ def _check_output_path(value: str, path: Path) -> None:
 def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.change import from_branch
     from coderefine.config import load_settings
-    from coderefine.errors import GitError, MissingKeyError
+    from coderefine.errors import GitError, MissingKeyError, UsageError
     from coderefine.gitio import GitRepo
     from coderefine.models.factory import make_role_model
-    from coderefine.report import github, gitlab, sarif
-    from coderefine.report import review as review_report
     from coderefine.review import choose_intent, run_review
     from coderefine.runner import SubprocessRunner
+    from coderefine.shard import parse_shard
 
     outputs = _parse_outputs(args.output)
+    shard = parse_shard(args.shard) if args.shard else None
+    if shard is not None and args.github_review:
+        raise UsageError(
+            "--github-review with --shard: a shard sees only its files, so one shard's review would mark the "
+            "others' comments resolved; publish once from 'coderefine merge SHARD.json... --github-review'"
+        )
     repo = GitRepo.find(Path.cwd())
     if repo is None:
         raise GitError("review needs a git repository: run it in a checkout of the pull request")
@@ -98,7 +106,19 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         head=head_sha,
         populate_tree=None if tracked is not None else lambda dest: repo.export_commit(head_sha, dest),
         model_note=note,
+        shard=shard,
     )
+    write_outputs(report, outputs, out)
+    if args.github_review:
+        publish(report)
+    return report.exit_code(settings.fail_on)
+
+
+def write_outputs(report: ReviewReport, outputs: list[tuple[str, str | None]], out: TextIO) -> None:
+    """Each ``--format`` output of a review (or of merged shards), to its file or to ``out``."""
+    from coderefine.report import github, gitlab, sarif
+    from coderefine.report import review as review_report
+
     renderers = {
         "text": review_report.render_text,
         "json": review_report.render_json,
@@ -115,16 +135,37 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             out.write(text)
         if name == "github":
             github.append_step_summary(report, os.environ)
-    if args.github_review:
-        from coderefine.github_api import GitHubReviewer
 
-        published = GitHubReviewer.from_environment(os.environ).publish(report)
-        print(
-            f"coderefine: review published: {len(published.posted)} new comments, "
-            f"{len(published.kept)} kept, "
-            f"{len(published.resolved)} resolved, {len(published.moved_to_summary)} moved to the summary",
-            file=sys.stderr,
-        )
+
+def publish(report: ReviewReport) -> None:
+    """The pull request review (``--github-review``): inline comments and the one summary comment."""
+    from coderefine.github_api import GitHubReviewer
+
+    published = GitHubReviewer.from_environment(os.environ).publish(report)
+    print(
+        f"coderefine: review published: {len(published.posted)} new comments, "
+        f"{len(published.kept)} kept, "
+        f"{len(published.resolved)} resolved, {len(published.moved_to_summary)} moved to the summary",
+        file=sys.stderr,
+    )
+
+
+def command_merge(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.config import load_settings
+    from coderefine.gitio import GitRepo
+    from coderefine.merge import load_shard, merge_shards
+
+    outputs = _parse_outputs(args.output)
+    shards = [load_shard(Path(name)) for name in args.reports]
+    report = merge_shards(shards, allow_partial=args.allow_partial)
+    # The merge job may run without a checkout; with one, [tool.coderefine] fail-on counts as in review.
+    repo = GitRepo.find(Path.cwd())
+    root = repo.root if repo is not None else Path.cwd()
+    flags = {"fail_on": args.fail_on} if args.fail_on else {}
+    settings = load_settings(root, os.environ, flags)
+    write_outputs(report, outputs, out)
+    if args.github_review:
+        publish(report)
     return report.exit_code(settings.fail_on)
 
 

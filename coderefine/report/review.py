@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Iterable
 
 from coderefine import __version__
 from coderefine.findings import Finding
@@ -68,6 +69,8 @@ def render_text(report: ReviewReport) -> str:
     )
     if report.model_note:
         lines.append(f"note: {report.model_note}")
+    if report.shard:
+        lines.append(f"shard {report.shard[0]}/{report.shard[1]}: {', '.join(report.files) or 'no files'}")
     if report.not_reviewed:
         lines.append(f"not reviewed by the model (budget): {', '.join(report.not_reviewed)}")
     if report.usage:
@@ -147,5 +150,19 @@ def render_json(report: ReviewReport) -> str:
         "usage": {role: dataclasses.asdict(u) for role, u in report.usage.items()},
         "cost_usd": round(report.cost, 6),
         "models": charges_data(report.charges),
+        "files": list(report.files),
+        "shard": {"index": report.shard[0], "count": report.shard[1]} if report.shard else None,
+        "right": {path: line_ranges(lines) for path, lines in sorted(report.right.items())},
     }
     return json.dumps(data, indent=2) + "\n"
+
+
+def line_ranges(lines: Iterable[int]) -> list[list[int]]:
+    """``{1, 2, 3, 7}`` → ``[[1, 3], [7, 7]]``: the diff's RIGHT-side lines, compactly."""
+    ranges: list[list[int]] = []
+    for line in sorted(lines):
+        if ranges and line == ranges[-1][1] + 1:
+            ranges[-1][1] = line
+        else:
+            ranges.append([line, line])
+    return ranges
