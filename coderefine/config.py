@@ -56,9 +56,9 @@ class Settings:
     jobs: int = 4
     cache_max_entries: int = 2_000
     context_lines: int = 400
-    confirm: str = "always"
+    confirm: str = "signals"
     first_critique: str = "critic"
-    merge: str = "never"
+    merge: str = "one-issue"
     warm_tests: bool = True
     # [tool.coderefine.providers.NAME] (base-url, structured-output, timeout) and [tool.coderefine.prices]:
     # tables of tables, checked where they are used (models/providers.py, prices.py).

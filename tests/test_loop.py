@@ -65,10 +65,13 @@ def scripted(*replies: Script) -> ScriptedModel:
     return ScriptedModel(replies)
 
 
+CLASSIC = Settings(confirm="always", merge="never")
+
+
 def test_a_fix_is_accepted_and_then_passed(make_repo: RepoFactory) -> None:
     change, files = buggy_change(make_repo)
     model = scripted(revise(), FIX, PASS)
-    result = run(change, files, model)
+    result = run(change, files, model, CLASSIC)
     assert [r.outcome for r in result.rounds] == ["accepted", "passed"]
     assert result.stop == "passed"
     assert "return a + b" in result.final["pkg/mod.py"]
@@ -79,6 +82,18 @@ def test_a_fix_is_accepted_and_then_passed(make_repo: RepoFactory) -> None:
     # The user's file is untouched: refine never writes.
     assert (change.root / "pkg/mod.py").read_text() == BUGGY
     assert set(result.usage) == {"critic", "reviser"}
+
+
+def test_by_default_a_resolved_signal_backed_issue_needs_no_confirming_critique(
+    make_repo: RepoFactory,
+) -> None:
+    change, files = buggy_change(make_repo)
+    model = scripted(revise(), FIX)  # the critic attached no edits: the reviser writes the fix
+    result = run(change, files, model)
+    assert [r.outcome for r in result.rounds] == ["accepted"]
+    assert result.stop == "passed" and result.evaluation.comparison.clean
+    assert [r.role for r in model.history] == ["critic", "reviser"]
+    assert "edits" in str(model.history[0].tool.input_schema if model.history[0].tool else "")
 
 
 def test_a_candidate_that_makes_signals_worse_is_discarded(make_repo: RepoFactory) -> None:

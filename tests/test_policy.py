@@ -98,7 +98,7 @@ def test_signals_first_saves_the_critic_call_when_tests_already_fail(make_repo: 
 def test_signals_first_with_confirmation_still_asks_the_critic(make_repo: RepoFactory) -> None:
     change, files = buggy_change(make_repo)
     model = scripted(FIX, PASS)
-    result = run(change, files, model, Settings(first_critique="signals"))
+    result = run(change, files, model, Settings(first_critique="signals", confirm="always"))
     assert [r.role for r in model.history] == ["reviser", "critic"]
     assert result.stop == "passed"
 

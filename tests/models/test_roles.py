@@ -40,7 +40,7 @@ def test_a_strong_critic_and_a_cheap_reviser_through_the_loop(make_repo: RepoFac
     critic = ScriptedModel([revise(), PASS], name="claude-opus-5-5")
     reviser = ScriptedModel([FIX], name="ollama:qwen3-coder")
     model = RoleModels({"author": reviser, "critic": critic, "reviser": reviser})
-    result = run(change, files, model)
+    result = run(change, files, model, Settings(confirm="always"))
     assert result.stop == "passed" and "return a + b" in result.final["pkg/mod.py"]
     assert [r.role for r in critic.history] == ["critic", "critic"]
     assert [r.role for r in reviser.history] == ["reviser"]
