@@ -14,7 +14,7 @@ from coderefine.loop import Progress, RefineResult, blocking, refine
 from coderefine.models.base import Model
 from coderefine.runner import Runner
 from coderefine.signals.base import SEVERITY_RANK
-from coderefine.writes import FileWrite, Journal
+from coderefine.writes import FileWrite, Writer
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def pending_writes(result: RefineResult) -> tuple[list[FileWrite], list[str]]:
     return writes, conflicts
 
 
-def write_result(result: RefineResult, journal: Journal) -> tuple[tuple[str, ...], str]:
+def write_result(result: RefineResult, journal: Writer) -> tuple[tuple[str, ...], str]:
     """Write the changed files of ``result`` atomically, with an undo journal entry.
 
     A file that changed on disk while the run was going is not overwritten: nothing is written then.
