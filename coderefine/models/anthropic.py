@@ -26,6 +26,7 @@ from coderefine.errors import (
 )
 from coderefine.models.base import Block, ModelReply, ModelRequest, Usage
 from coderefine.models.providers import no_key_message
+from coderefine.models.ratelimit import retry_after_seconds
 from coderefine.models.sdk import LazyImport
 
 Platform = Literal["anthropic", "bedrock", "vertex"]
@@ -219,7 +220,8 @@ def _translate_errors(sdk: Any, model: str, platform: Platform = "anthropic") ->
     except sdk.RateLimitError as exc:
         raise RateLimitError(
             "rate limited (429) after the retries; wait a minute and run again, or lower the number of "
-            "files per run"
+            "files per run",
+            retry_after=retry_after_seconds(getattr(getattr(exc, "response", None), "headers", None)),
         ) from exc
     except sdk.APITimeoutError as exc:
         raise ModelTimeoutError(

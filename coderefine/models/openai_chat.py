@@ -28,6 +28,7 @@ from coderefine.errors import (
 )
 from coderefine.models.base import ModelReply, ModelRequest, Usage
 from coderefine.models.providers import STRUCTURED_MODES, ModelSpec, Structured, base_url, no_key_message
+from coderefine.models.ratelimit import retry_after_seconds
 from coderefine.models.sdk import LazyImport
 
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.S)
@@ -276,7 +277,8 @@ def _translate_errors(sdk: Any, spec: ModelSpec) -> Iterator[None]:
     except sdk.RateLimitError as exc:
         raise RateLimitError(
             "rate limited (429) after the retries; wait a minute and run again, or lower the number of "
-            "files per run"
+            "files per run",
+            retry_after=retry_after_seconds(getattr(getattr(exc, "response", None), "headers", None)),
         ) from exc
     except sdk.APITimeoutError as exc:
         raise ModelTimeoutError(
