@@ -206,15 +206,26 @@ def refine_and_write(
     draft: bool = False,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
+    populate_tree: Callable[[Path], None] | None = None,
 ) -> FixOutcome:
     """The loop on ``change`` and, when ``writer`` is given and the result is shown better, its write.
 
     The caller holds the run lock (``project_journal``); a sweep calls this once per file, concurrently,
     with one journal entry for the whole run as the writer. Nothing is written once ``cancel`` is set.
+    ``populate_tree`` fills the isolated trees instead of a copy of ``files`` (see ``Evaluator``).
     """
     watched = _Cancellable(progress or NoProgress(), cancel)
     result = run_refine(
-        change, settings, model, runner, environ, files, intent=intent, draft=draft, progress=watched
+        change,
+        settings,
+        model,
+        runner,
+        environ,
+        files,
+        intent=intent,
+        draft=draft,
+        progress=watched,
+        populate_tree=populate_tree,
     )
     written: tuple[str, ...] = ()
     entry = ""

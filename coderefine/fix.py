@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,8 +86,9 @@ def run_refine(
     intent: str | None = None,
     draft: bool = False,
     progress: Progress | None = None,
+    populate_tree: Callable[[Path], None] | None = None,
 ) -> RefineResult:
-    with Evaluator(change, settings, runner, environ, project_files) as evaluator:
+    with Evaluator(change, settings, runner, environ, project_files, populate_tree) as evaluator:
         return refine(change, settings, model, evaluator, intent=intent, draft=draft, progress=progress)
 
 

@@ -32,7 +32,7 @@ from coderefine.models.roles import models_key
 from coderefine.prices import cost_of
 from coderefine.runner import Runner
 from coderefine.sweep.records import FileOutcome, Status, SweepResult
-from coderefine.writes import RunEntry
+from coderefine.writes import FileWrite, RunEntry
 
 # A first guess of one file's calls before any file has finished: critic, reviser, confirming critic.
 _CALLS_PER_FILE = 3
@@ -150,10 +150,15 @@ class Sweep:
         self.clock = clock
         self.cancel = threading.Event()
         self._lock = threading.Lock()
+        # gitpython's persistent cat-file process serves one caller at a time.
+        self._git_lock = threading.Lock()
         self._meters: dict[str, _Meter] = {}
         self._spent = 0.0  # of finished files
         self._measured: list[float] = []  # the cost of each file that ran (no cache hit)
         self._heads: dict[str, str] = {}
+        # The old bytes of every file this sweep wrote: each file's trees are the project as it was when
+        # the sweep started, so a file written meanwhile cannot make a baseline and a candidate differ.
+        self._originals: dict[str, bytes | None] = {}
 
     def run(
         self,
@@ -281,19 +286,21 @@ class Sweep:
         with self._lock:
             self._meters[item.path] = meter
         try:
-            change = from_worktree(
-                [Path(item.path)], cwd=self.root, repo=self.repo, max_bytes=settings.max_file_kib * 1024
-            )
+            with self._git_lock:
+                change = from_worktree(
+                    [Path(item.path)], cwd=self.root, repo=self.repo, max_bytes=settings.max_file_kib * 1024
+                )
             outcome = refine_and_write(
                 change,
                 settings,
                 meter,
                 files,
-                writer=entry,
+                writer=_Remembering(entry, self._originals, self._lock) if entry is not None else None,
                 runner=self.runner,
                 environ=self.environ,
                 intent=self.intent,
                 cancel=self.cancel,
+                populate_tree=lambda dest: self._populate(files, dest),
             )
         except CancelledError:
             return FileOutcome(item.path, "skipped", EXIT_FINDINGS, "interrupted", meter.cost, meter.tokens)
@@ -323,6 +330,21 @@ class Sweep:
             written=bool(outcome.written),
             diff=final_diff(result) if better and not outcome.written else "",
         )
+
+    def _populate(self, files: Sequence[str], dest: Path) -> None:
+        from coderefine.workspace import copy_files
+
+        copy_files(self.root, files, dest)
+        # Read after the copy: a file's old bytes are noted before it is written, so whatever the copy
+        # caught of this sweep's writes is put back.
+        with self._lock:
+            originals = dict(self._originals)
+        for rel, data in originals.items():
+            target = dest / rel
+            if data is None:
+                target.unlink(missing_ok=True)
+            else:
+                target.write_bytes(data)
 
     def _finish(self, item: _Item, outcome: FileOutcome, start: float) -> FileOutcome:
         with self._lock:
@@ -358,6 +380,21 @@ class Sweep:
             left = total - len(outcomes)
             remaining = elapsed / (len(outcomes) - cached or 1) * left
         self.listener.update(Snapshot(total, len(outcomes), counts, cost, elapsed, running, remaining), last)
+
+
+class _Remembering:
+    """The run's journal entry, noting each file's old bytes before the file is written."""
+
+    def __init__(self, entry: RunEntry, originals: dict[str, bytes | None], lock: threading.Lock) -> None:
+        self._entry = entry
+        self._originals = originals
+        self._lock = lock
+
+    def write(self, writes: Sequence[FileWrite]) -> str:
+        with self._lock:
+            for item in writes:
+                self._originals.setdefault(item.path, item.before)
+        return self._entry.write(writes)
 
 
 def _from_cache(path: str, hit: Mapping[str, object]) -> FileOutcome:

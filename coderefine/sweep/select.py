@@ -17,10 +17,12 @@ from coderefine.workspace import project_files
 
 
 def excluded(path: str, globs: Sequence[str]) -> bool:
-    """Whether a glob matches ``path`` (POSIX, relative to the root), its file name, or a folder it is in,
-    so ``tests``, ``tests/*``, ``*_pb2.py`` and ``src/legacy/**`` all do what they say."""
+    """Whether a glob matches ``path`` (POSIX, relative to the root), its file name, or a folder it is in
+    (by its path or its name), so ``tests``, ``tests/*``, ``*_pb2.py`` and ``src/legacy`` do what they
+    say. As in ``fnmatch``, ``*`` also matches ``/``."""
     pure = PurePosixPath(path)
-    candidates = [path, pure.name, *(p.as_posix() for p in pure.parents if p.as_posix() != ".")]
+    folders = [p for p in pure.parents if p.as_posix() != "."]
+    candidates = [path, pure.name, *(p.as_posix() for p in folders), *(p.name for p in folders)]
     return any(fnmatch.fnmatchcase(c, g.rstrip("/")) for g in globs for c in candidates)
 
 
