@@ -252,7 +252,10 @@ class Sweep:
             pool.shutdown(wait=not interrupted, cancel_futures=True)
         reason = "interrupted" if interrupted else "budget"
         for item in items:
-            outcomes.setdefault(item.path, FileOutcome(item.path, "skipped", EXIT_FINDINGS, reason))
+            if item.path not in outcomes:
+                hit = None if interrupted else self.cache.get(item.key)  # done earlier: costs nothing now
+                skipped = FileOutcome(item.path, "skipped", EXIT_FINDINGS, reason)
+                outcomes[item.path] = skipped if hit is None else _from_cache(item.path, hit)
         return outcomes, interrupted
 
     def _room(self, item: _Item) -> float | None:
