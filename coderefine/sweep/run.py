@@ -11,7 +11,6 @@ workers; it must be safe to call from several threads, as the SDK clients are.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import threading
 import time
 from collections import deque
@@ -21,23 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from coderefine import __version__
-from coderefine.cache import ReviewCache, cache_key
+from coderefine.cache import ReviewCache
 from coderefine.config import Settings
 from coderefine.errors import EXIT_FINDINGS, EXIT_INTERNAL, CoderefineError
 from coderefine.gitio import GitRepo
-from coderefine.hook import PROTOCOL_VERSION, settings_key
-from coderefine.models.base import Model, ModelReply, ModelRequest, Usage
-from coderefine.models.roles import models_key
-from coderefine.prices import cost_of
+from coderefine.models.base import Model
 from coderefine.runner import Runner
+from coderefine.sweep.costs import Meter, prior_cost
 from coderefine.sweep.records import FileOutcome, Status, SweepResult
+from coderefine.sweep.resume import cached_outcome, file_key
 from coderefine.writes import FileWrite, RunEntry
-
-# A first guess of one file's calls before any file has finished: critic, reviser, confirming critic.
-_CALLS_PER_FILE = 3
-_PROMPT_OVERHEAD_TOKENS = 3_000
-_OUTPUT_TOKENS_PER_CALL = 800
 
 
 @dataclass(frozen=True)
@@ -62,55 +54,11 @@ class _Silent:
         pass
 
 
-class _Meter:
-    """The shared model, counting the cost of one file's calls as they are answered."""
-
-    def __init__(self, inner: Model, prices: Mapping[str, Mapping[str, object]]) -> None:
-        self._inner = inner
-        self._prices = prices
-        self.cost = 0.0
-        self.tokens = 0
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    def complete(self, request: ModelRequest) -> ModelReply:
-        reply = self._inner.complete(request)
-        self.cost += cost_of(reply.model, reply.usage, self._prices)
-        self.tokens += reply.usage.total
-        return reply
-
-
 @dataclass(frozen=True)
 class _Item:
     path: str
     key: str
     size: int
-
-
-def prior_cost(size: int, settings: Settings) -> float:
-    """A file's expected cost before any file has finished: three calls that each show the file."""
-    per_call = Usage(size // 3 + _PROMPT_OVERHEAD_TOKENS, _OUTPUT_TOKENS_PER_CALL)
-    return _CALLS_PER_FILE * cost_of(settings.model, per_call, settings.prices)
-
-
-def file_key(settings: Settings, intent: str, path: str, on_disk: bytes, head_blob: str | None) -> str:
-    """The resume key of one file: its bytes on disk and at HEAD (which make its change), the intent, the
-    models and the settings that shape a review."""
-    return cache_key(
-        {
-            "coderefine": __version__,
-            "protocol": PROTOCOL_VERSION,
-            "mode": "sweep",
-            "model": models_key(settings),
-            "intent": intent,
-            "settings": settings_key(settings),
-            "path": path,
-            "after": hashlib.sha256(on_disk).hexdigest(),
-            "head": head_blob,
-        }
-    )
 
 
 class Sweep:
@@ -152,7 +100,7 @@ class Sweep:
         self._lock = threading.Lock()
         # gitpython's persistent cat-file process serves one caller at a time.
         self._git_lock = threading.Lock()
-        self._meters: dict[str, _Meter] = {}
+        self._meters: dict[str, Meter] = {}
         self._spent = 0.0  # of finished files
         self._measured: list[float] = []  # the cost of each file that ran (no cache hit)
         self._heads: dict[str, str] = {}
@@ -221,7 +169,7 @@ class Sweep:
                     hit = self.cache.get(item.key)
                     if hit is not None:
                         waiting.popleft()
-                        outcomes[item.path] = _from_cache(item.path, hit)
+                        outcomes[item.path] = cached_outcome(item.path, hit)
                         self._report(outcomes, total, len(running), start, outcomes[item.path])
                         continue
                     cap = self._room(item)
@@ -255,7 +203,7 @@ class Sweep:
             if item.path not in outcomes:
                 hit = None if interrupted else self.cache.get(item.key)  # done earlier: costs nothing now
                 skipped = FileOutcome(item.path, "skipped", EXIT_FINDINGS, reason)
-                outcomes[item.path] = skipped if hit is None else _from_cache(item.path, hit)
+                outcomes[item.path] = skipped if hit is None else cached_outcome(item.path, hit)
         return outcomes, interrupted
 
     def _room(self, item: _Item) -> float | None:
@@ -285,7 +233,7 @@ class Sweep:
         from coderefine.fix import write_decision
         from coderefine.report.refine import final_diff
 
-        meter = _Meter(self.model, settings.prices)
+        meter = Meter(self.model, settings.prices)
         with self._lock:
             self._meters[item.path] = meter
         try:
@@ -398,15 +346,3 @@ class _Remembering:
             for item in writes:
                 self._originals.setdefault(item.path, item.before)
         return self._entry.write(writes)
-
-
-def _from_cache(path: str, hit: Mapping[str, object]) -> FileOutcome:
-    status = hit.get("status")
-    code = hit.get("exit_code")
-    return FileOutcome(
-        path,
-        status if status in ("fixed", "unchanged", "findings") else "unchanged",
-        code if isinstance(code, int) else 0,
-        str(hit.get("detail") or ""),
-        cached=True,
-    )

@@ -14,8 +14,9 @@ from coderefine.errors import EXIT_INTERRUPTED, OverloadedError
 from coderefine.gitio import GitRepo
 from coderefine.models.base import ModelReply, ModelRequest, Usage
 from coderefine.runner import SubprocessRunner
+from coderefine.sweep.costs import prior_cost
 from coderefine.sweep.records import FileOutcome, SweepResult
-from coderefine.sweep.run import Snapshot, Sweep, prior_cost
+from coderefine.sweep.run import Snapshot, Sweep
 from coderefine.writes import Journal
 from tests.conftest import RepoFactory
 from tests.test_loop import BUGGY, PASS, edit
