@@ -8,9 +8,10 @@ package is promised.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from coderefine.loop import review as _review
 from coderefine.models.base import Model
 from coderefine.runner import Runner, SubprocessRunner
 from coderefine.workspace import project_files
-from coderefine.writes import Journal, UndoResult
+from coderefine.writes import Journal, UndoResult, Writer
 
 PathArg = str | os.PathLike[str]
 
@@ -158,30 +159,80 @@ def refine_change(
 ) -> FixOutcome:
     """``refine`` for a change already loaded: the run lock, recovery of an interrupted write, the loop,
     and the journalled write. The CLI's ``fix`` and ``draft`` stand on this too."""
-    journal = Journal.for_project(change.root, repo.git_dir if repo else None)
-    watched = _Cancellable(progress or NoProgress(), cancel)
+    with project_journal(change.root, repo, on_wait=on_wait, on_recover=on_recover) as journal:
+        _Cancellable(NoProgress(), cancel).check()
+        return refine_and_write(
+            change,
+            settings,
+            model,
+            project_files(change.root, repo),
+            writer=journal if write else None,
+            runner=runner,
+            environ=environ,
+            intent=intent,
+            draft=draft,
+            progress=progress,
+            cancel=cancel,
+        )
+
+
+@contextlib.contextmanager
+def project_journal(
+    root: Path,
+    repo: GitRepo | None,
+    *,
+    on_wait: Callable[[str], None] | None = None,
+    on_recover: Callable[[tuple[str, ...]], None] | None = None,
+) -> Iterator[Journal]:
+    """The project's undo journal, under its run lock, after recovering what a crashed write left."""
+    journal = Journal.for_project(root, repo.git_dir if repo else None)
     with run_lock(journal.lock_path, on_wait=on_wait):
         restored = journal.recover()
         if restored and on_recover is not None:
             on_recover(restored)
+        yield journal
+
+
+def refine_and_write(
+    change: Change,
+    settings: Settings,
+    model: Model,
+    files: Sequence[str],
+    *,
+    writer: Writer | None,
+    runner: Runner,
+    environ: Mapping[str, str],
+    intent: str | None = None,
+    draft: bool = False,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    populate_tree: Callable[[Path], None] | None = None,
+) -> FixOutcome:
+    """The loop on ``change`` and, when ``writer`` is given and the result is shown better, its write.
+
+    The caller holds the run lock (``project_journal``); a sweep calls this once per file, concurrently,
+    with one journal entry for the whole run as the writer. Nothing is written once ``cancel`` is set.
+    ``populate_tree`` fills the isolated trees instead of a copy of ``files`` (see ``Evaluator``).
+    """
+    watched = _Cancellable(progress or NoProgress(), cancel)
+    result = run_refine(
+        change,
+        settings,
+        model,
+        runner,
+        environ,
+        files,
+        intent=intent,
+        draft=draft,
+        progress=watched,
+        populate_tree=populate_tree,
+    )
+    written: tuple[str, ...] = ()
+    entry = ""
+    decision = write_decision(result)
+    if decision.write and writer is not None:
         watched.check()
-        result = run_refine(
-            change,
-            settings,
-            model,
-            runner,
-            environ,
-            project_files(change.root, repo),
-            intent=intent,
-            draft=draft,
-            progress=watched,
-        )
-        written: tuple[str, ...] = ()
-        entry = ""
-        decision = write_decision(result)
-        if decision.write and write:
-            watched.check()
-            written, entry = write_result(result, journal)
+        written, entry = write_result(result, writer)
     return FixOutcome(result, written, entry, decision.reason)
 
 

@@ -39,6 +39,9 @@ class ReviewCache:
     def __init__(self, folder: Path, max_entries: int) -> None:
         self.folder = folder
         self.max_entries = max_entries
+        # Entries counted at the last listing plus those put since: a sweep puts thousands of entries,
+        # and listing the folder on every put made that quadratic.
+        self._count: int | None = None
 
     @classmethod
     def for_project(cls, root: Path, git_dir: Path | None, max_entries: int) -> ReviewCache:
@@ -78,7 +81,11 @@ class ReviewCache:
         return len(list(self.folder.glob("*.json"))) if self.folder.is_dir() else 0
 
     def _prune(self) -> None:
+        if self._count is not None and self._count < self.max_entries:
+            self._count += 1
+            return
         entries = list(self.folder.glob("*.json"))
+        self._count = min(len(entries), self.max_entries)
         if len(entries) <= self.max_entries:
             return
 

@@ -33,7 +33,9 @@ Settings live in [tool.coderefine] of pyproject.toml; see 'coderefine check --he
 
 
 def _add_change_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="*", type=Path, metavar="FILE", help="Python files to review")
+    parser.add_argument(
+        "files", nargs="*", type=Path, metavar="FILE", help="Python files (or, for fix, folders) to review"
+    )
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--staged",
@@ -113,6 +115,38 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_SWEEP_RULE = """\
+files or a sweep: FILEs named one by one are one change (a change that spans them, refined together).
+A FOLDER, --all, --exclude or --sweep makes a sweep: each file is refined on its own, --jobs at a time,
+within --budget; one file's failure never stops the others; the summary lists every file's outcome and
+the exit code is the worst of them. An interrupted sweep continues where it stopped when the same
+command runs again, and one 'coderefine undo' restores every file it wrote."""
+
+
+def _add_sweep_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("sweeps (one refine per file)")
+    group.add_argument(
+        "--all", dest="all_files", action="store_true", help="every Python file git tracks (a sweep)"
+    )
+    group.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave out files whose path, name or folder matches GLOB (repeatable; a sweep)",
+    )
+    group.add_argument("--sweep", action="store_true", help="refine each named FILE on its own")
+    group.add_argument(
+        "--jobs", type=int, metavar="N", help="files refined at once (default: jobs setting, 4)"
+    )
+    group.add_argument(
+        "--budget",
+        type=float,
+        metavar="DOLLARS",
+        help="most the whole sweep may cost; files not started within it are listed as skipped",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coderefine",
@@ -144,10 +178,12 @@ def build_parser() -> argparse.ArgumentParser:
         "worse. The best candidate is written atomically; 'coderefine undo' restores the files.",
         epilog="examples:\n  coderefine fix app.py -m 'handle an empty list'\n"
         "  coderefine fix app.py --dry-run          show the patch, write nothing\n"
-        "  coderefine fix app.py --model replay:run.jsonl   reproduce a recorded run",
+        "  coderefine fix app.py --model replay:run.jsonl   reproduce a recorded run\n"
+        "  coderefine fix src/ -m 'replace the deprecated utcnow()' --jobs 4 --budget 5\n\n" + _SWEEP_RULE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_change_options(fix)
+    _add_sweep_options(fix)
     _add_model_options(fix)
     _add_batch_option(fix)
     _add_signal_options(fix)

@@ -54,6 +54,10 @@ class Settings:
     hook_mode: str = "fix"
     hook_timeout: float = 600.0
     jobs: int = 4
+    # Caps shared by every worker of a run, over a sliding minute (0: no cap); see models/ratelimit.py.
+    requests_per_minute: int = 0
+    input_tokens_per_minute: int = 0
+    output_tokens_per_minute: int = 0
     cache_max_entries: int = 2_000
     context_lines: int = 400
     confirm: str = "signals"
@@ -91,6 +95,9 @@ _MINIMUMS: dict[str, float] = {
     "model_retries": 0,
     "hook_timeout": 0,
     "jobs": 1,
+    "requests_per_minute": 0,
+    "input_tokens_per_minute": 0,
+    "output_tokens_per_minute": 0,
     "cache_max_entries": 10,
     "context_lines": 0,
 }

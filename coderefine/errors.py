@@ -86,9 +86,16 @@ class AuthError(ModelError):
 
 
 class ProviderUnavailableError(ModelError):
-    """The provider could not be reached, was overloaded, limited the rate or timed out, after the retries."""
+    """The provider could not be reached, was overloaded, limited the rate or timed out, after the retries.
+
+    ``retry_after`` is the wait in seconds the provider asked for (its retry-after header), when it did.
+    """
 
     exit_code = EXIT_PROVIDER
+
+    def __init__(self, message: str = "", *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class RateLimitError(ProviderUnavailableError):

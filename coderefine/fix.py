@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +14,7 @@ from coderefine.loop import Progress, RefineResult, blocking, refine
 from coderefine.models.base import Model
 from coderefine.runner import Runner
 from coderefine.signals.base import SEVERITY_RANK
-from coderefine.writes import FileWrite, Journal
+from coderefine.writes import FileWrite, Writer
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,9 @@ def run_refine(
     intent: str | None = None,
     draft: bool = False,
     progress: Progress | None = None,
+    populate_tree: Callable[[Path], None] | None = None,
 ) -> RefineResult:
-    with Evaluator(change, settings, runner, environ, project_files) as evaluator:
+    with Evaluator(change, settings, runner, environ, project_files, populate_tree) as evaluator:
         return refine(change, settings, model, evaluator, intent=intent, draft=draft, progress=progress)
 
 
@@ -111,7 +112,7 @@ def pending_writes(result: RefineResult) -> tuple[list[FileWrite], list[str]]:
     return writes, conflicts
 
 
-def write_result(result: RefineResult, journal: Journal) -> tuple[tuple[str, ...], str]:
+def write_result(result: RefineResult, journal: Writer) -> tuple[tuple[str, ...], str]:
     """Write the changed files of ``result`` atomically, with an undo journal entry.
 
     A file that changed on disk while the run was going is not overwritten: nothing is written then.

@@ -220,6 +220,25 @@ class GitRepo:
             out = self._repo.git.ls_files("--cached", "-z")
         return sorted({p for p in out.split("\0") if p})
 
+    def tracked_files(self) -> list[str]:
+        """The files git tracks (in the index), sorted."""
+        with _git_errors("cannot list the tracked files"):
+            out = self._repo.git.ls_files("--cached", "-z")
+        return sorted({p for p in out.split("\0") if p})
+
+    def blob_ids(self, rev: str = "HEAD") -> dict[str, str]:
+        """Path -> blob id of every file at ``rev`` (empty without commits): one git call for a tree."""
+        if not self.has_head():
+            return {}
+        with _git_errors(f"cannot list the files of {rev}"):
+            out = self._repo.git.ls_tree("-r", "-z", rev)
+        ids: dict[str, str] = {}
+        for row in out.split("\0"):
+            meta, _, path = row.partition("\t")
+            if path:
+                ids[path] = meta.split()[2]
+        return ids
+
     def export_index(self, dest: Path) -> None:
         """Write every file of the index (what the next commit will hold) below ``dest``."""
         prefix = str(dest).rstrip("/") + "/"

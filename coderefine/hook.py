@@ -90,6 +90,20 @@ def context_lines(comparison: Comparison) -> tuple[str, ...]:
     return tuple(rows)
 
 
+def settings_key(settings: Settings) -> list[object]:
+    """The settings that shape a file's review, for a cache key (the hook's and a sweep's)."""
+    return [
+        settings.rounds,
+        settings.ruff_select,
+        settings.ruff_format,
+        settings.tests,
+        settings.test_command,
+        settings.python,
+        settings.fail_on,
+        settings.test_timeout,
+    ]
+
+
 @dataclass(frozen=True)
 class _Work:
     """The outcome of one file's review before anything is written."""
@@ -183,16 +197,7 @@ class Hook:
                 "mode": self._mode,
                 "model": models_key(settings) if self._mode != "signals" else None,
                 "intent": self._intent,
-                "settings": [
-                    settings.rounds,
-                    settings.ruff_select,
-                    settings.ruff_format,
-                    settings.tests,
-                    settings.test_command,
-                    settings.python,
-                    settings.fail_on,
-                    settings.test_timeout,
-                ],
+                "settings": settings_key(settings),
                 "path": file.path,
                 "before": content_hash(file.before.text) if file.before else None,
                 "after": content_hash(after if after is not None else file.after.text),

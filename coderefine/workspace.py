@@ -56,6 +56,22 @@ def project_files(root: Path, repo: GitRepo | None) -> list[str]:
     return found
 
 
+def copy_files(root: Path, files: Iterable[str], dest: Path) -> None:
+    """Copy ``files`` (relative to ``root``) below ``dest``, skipping what cannot matter to tests."""
+    for rel in files:
+        if rel.endswith((".pyc", ".pyo")):
+            continue  # stale bytecode could shadow the candidate's source (see signals/pytest.py)
+        source = root / rel
+        target = dest / rel
+        if not (source.is_file() or source.is_symlink()):
+            continue  # deleted in the working tree but still tracked
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            shutil.copy2(source, target, follow_symlinks=False)
+        except OSError:
+            continue  # unreadable files cannot matter to the tests more than to the user
+
+
 class IsolatedTree:
     """A copy of the project; a context manager that removes (or releases) it on exit."""
 
@@ -93,18 +109,7 @@ class IsolatedTree:
             files = ()
         for rel in remove:
             (self.path / rel).unlink(missing_ok=True)
-        for rel in files:
-            if rel.endswith((".pyc", ".pyo")):
-                continue  # stale bytecode could shadow the candidate's source (see signals/pytest.py)
-            source = root / rel
-            target = self.path / rel
-            if not (source.is_file() or source.is_symlink()):
-                continue  # deleted in the working tree but still tracked
-            target.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                shutil.copy2(source, target, follow_symlinks=False)
-            except OSError:
-                continue  # unreadable files cannot matter to the tests more than to the user
+        copy_files(root, files, self.path)
         for rel, data in (overrides or {}).items():
             self.write(rel, data)
 

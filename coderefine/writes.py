@@ -5,6 +5,10 @@ A write goes in three steps: the journal entry with every file's old bytes is wr
 entry is marked "done". A crash between the steps leaves each file either old or new, never half
 written, and ``undo`` restores the old bytes of a pending or done entry alike.
 
+A sweep writes many files over one run into one entry (``Journal.open_run``): each file is recorded
+("pending") before it is written and marked "done" after, so a crash restores only the file it was
+writing, keeps the finished ones, and one ``undo`` restores every file of the run.
+
 The journal lives under the repository's git folder (``.git/coderefine/journal``), or in a
 ``.coderefine/`` folder at the project root outside git.
 """
@@ -15,11 +19,12 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from coderefine.errors import UndoError, WriteError
 
@@ -33,6 +38,12 @@ class FileWrite:
     path: str
     before: bytes | None
     after: bytes
+
+
+class Writer(Protocol):
+    """What writes a result: the journal (one entry per call) or a run entry (one entry per sweep)."""
+
+    def write(self, writes: Sequence[FileWrite]) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -141,9 +152,12 @@ class Journal:
         restored: list[str] = []
         for entry in self.entries():
             manifest = self._manifest(entry)
-            if manifest["state"] != "pending":
+            if manifest["state"] not in ("pending", "open"):
                 continue
+            run = manifest["state"] == "open"
             for item in manifest["files"]:
+                if run and item.get("state") != "pending":
+                    continue  # a finished file of an interrupted sweep stays written (and undoable)
                 target = self.root / item["path"]
                 current = _sha(target.read_bytes()) if target.exists() else None
                 if current != item["after_sha"] or current == item["before_sha"]:
@@ -153,14 +167,14 @@ class Journal:
                 else:
                     target.unlink(missing_ok=True)
                 restored.append(item["path"])
-            self._set_state(entry, "recovered")
+            self._set_state(entry, "done" if run else "recovered")
         return tuple(restored)
 
     def undo(self, force: bool = False) -> UndoResult:
         """Restore the files of the newest write that is not undone yet."""
         for entry in reversed(self.entries()):
             manifest = self._manifest(entry)
-            if manifest["state"] not in ("done", "pending"):
+            if manifest["state"] not in ("done", "pending", "open"):
                 continue
             restore: list[tuple[str, bytes | None]] = []
             for item in manifest["files"]:
@@ -188,24 +202,21 @@ class Journal:
             )
         raise UndoError("nothing to undo: coderefine has not written any file in this project")
 
-    def _record(self, writes: Sequence[FileWrite]) -> Path:
+    def open_run(self) -> RunEntry:
+        """A new entry for a run that writes files one at a time (a sweep); ``close`` it at the end."""
+        self._prune(keep=KEEP_ENTRIES - 1)
+        entry = self._new_entry()
+        _write_json(entry / "manifest.json", {"state": "open", "created": time.time(), "files": []})
+        return RunEntry(self, entry)
+
+    def _new_entry(self) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        entry = Path(tempfile.mkdtemp(prefix=f"{stamp}-", dir=self.folder))
-        files = []
-        for index, item in enumerate(writes):
-            blob = None
-            if item.before is not None:
-                blob = f"{index}.before"
-                atomic_write(entry / blob, item.before)
-            files.append(
-                {
-                    "path": item.path,
-                    "blob": blob,
-                    "before_sha": _sha(item.before),
-                    "after_sha": _sha(item.after),
-                }
-            )
+        return Path(tempfile.mkdtemp(prefix=f"{stamp}-", dir=self.folder))
+
+    def _record(self, writes: Sequence[FileWrite]) -> Path:
+        entry = self._new_entry()
+        files = [_blob_item(entry, index, item) for index, item in enumerate(writes)]
         _write_json(entry / "manifest.json", {"state": "pending", "created": time.time(), "files": files})
         return entry
 
@@ -226,9 +237,75 @@ class Journal:
             else:
                 atomic_write(target, item.before)
 
-    def _prune(self) -> None:
+    def _prune(self, keep: int = KEEP_ENTRIES) -> None:
         entries = self.entries()
-        for old in entries[: max(len(entries) - KEEP_ENTRIES, 0)]:
+        for old in entries[: max(len(entries) - keep, 0)]:
             for child in old.iterdir():
                 child.unlink()
             old.rmdir()
+
+
+def _blob_item(entry: Path, index: int, item: FileWrite) -> dict[str, Any]:
+    """Save ``item``'s old bytes in ``entry``; its record in the manifest."""
+    blob = None
+    if item.before is not None:
+        blob = f"{index}.before"
+        atomic_write(entry / blob, item.before)
+    return {"path": item.path, "blob": blob, "before_sha": _sha(item.before), "after_sha": _sha(item.after)}
+
+
+class RunEntry:
+    """One journal entry that grows file by file, for a sweep: its writes are undone together.
+
+    Writers on several threads are serialised. Each file is recorded as "pending" before it is written
+    and "done" after, so ``Journal.recover`` after a crash restores only the file being written.
+    """
+
+    def __init__(self, journal: Journal, entry: Path) -> None:
+        self._journal = journal
+        self.entry = entry
+        self._lock = threading.Lock()
+        self.written: list[str] = []
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    def write(self, writes: Sequence[FileWrite]) -> str:
+        with self._lock:
+            manifest = self._journal._manifest(self.entry)
+            first = len(manifest["files"])
+            items = [_blob_item(self.entry, first + i, w) for i, w in enumerate(writes)]
+            manifest["files"] += [{**item, "state": "pending"} for item in items]
+            _write_json(self.entry / "manifest.json", manifest)
+            done: list[FileWrite] = []
+            try:
+                for item in writes:
+                    target = self._journal.root / item.path
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    atomic_write(target, item.after)
+                    done.append(item)
+            except BaseException as exc:
+                self._journal._restore(done)
+                manifest["files"] = manifest["files"][:first]
+                _write_json(self.entry / "manifest.json", manifest)
+                if isinstance(exc, OSError):
+                    raise WriteError(f"cannot write {target}: {exc.strerror}; it was left as it was") from exc
+                raise
+            for item in manifest["files"][first:]:
+                item["state"] = "done"
+            _write_json(self.entry / "manifest.json", manifest)
+            self.written.extend(w.path for w in writes)
+            return self.entry.name
+
+    def close(self) -> None:
+        """Mark the run finished; an entry that wrote nothing is removed (there is nothing to undo)."""
+        with self._lock:
+            manifest = self._journal._manifest(self.entry)
+            if not manifest["files"]:
+                for child in self.entry.iterdir():
+                    child.unlink()
+                self.entry.rmdir()
+                return
+            manifest["state"] = "done"
+            _write_json(self.entry / "manifest.json", manifest)

@@ -1,3 +1,4 @@
+import json
 import os
 from pathlib import Path
 
@@ -92,3 +93,49 @@ def test_outside_git_the_journal_is_ignored_by_git(tmp_path: Path) -> None:
     journal = Journal.for_project(tmp_path, None)
     assert journal.folder == tmp_path / ".coderefine" / "journal"
     assert (tmp_path / ".coderefine" / ".gitignore").read_text() == "*\n"
+
+
+def test_a_run_entry_grows_file_by_file_and_one_undo_restores_the_run(tmp_path: Path) -> None:
+    from coderefine.writes import FileWrite, Journal
+
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text(f"{name} old\n")
+    journal = Journal.for_project(tmp_path, None)
+    run = journal.open_run()
+    run.write([FileWrite("a.py", b"a.py old\n", b"a new\n")])
+    run.write([FileWrite("b.py", b"b.py old\n", b"b new\n")])
+    # A crash while c.py is being written: its record says pending, the file holds the new bytes.
+    manifest = json.loads((run.entry / "manifest.json").read_text())
+    manifest["files"].append(
+        {"path": "c.py", "blob": None, "before_sha": None, "after_sha": None, "state": "pending"}
+    )
+    (tmp_path / "c.py").write_text("c half\n")
+    assert journal.recover() == ()  # c.py holds neither side: left alone
+    assert (tmp_path / "a.py").read_text() == "a new\n"  # finished files of the run stay written
+    assert journal.undo().restored == ("a.py", "b.py")
+    assert (tmp_path / "a.py").read_text() == "a.py old\n" and (tmp_path / "b.py").read_text() == "b.py old\n"
+
+
+def test_recover_restores_only_the_file_a_crashed_run_was_writing(tmp_path: Path) -> None:
+    from coderefine.writes import FileWrite, Journal
+
+    (tmp_path / "a.py").write_text("a old\n")
+    (tmp_path / "b.py").write_text("b old\n")
+    journal = Journal.for_project(tmp_path, None)
+    run = journal.open_run()
+    run.write([FileWrite("a.py", b"a old\n", b"a new\n")])
+    run.write([FileWrite("b.py", b"b old\n", b"b new\n")])
+    manifest = json.loads((run.entry / "manifest.json").read_text())
+    manifest["files"][1]["state"] = "pending"  # as if the process died before marking b.py done
+    (run.entry / "manifest.json").write_text(json.dumps(manifest))
+    assert journal.recover() == ("b.py",)
+    assert (tmp_path / "a.py").read_text() == "a new\n" and (tmp_path / "b.py").read_text() == "b old\n"
+    assert journal.undo().restored == ("a.py",)
+
+
+def test_a_run_that_wrote_nothing_leaves_no_entry(tmp_path: Path) -> None:
+    from coderefine.writes import Journal
+
+    journal = Journal.for_project(tmp_path, None)
+    journal.open_run().close()
+    assert journal.entries() == []

@@ -42,6 +42,11 @@ def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.runner import SubprocessRunner
 
     drafting = args.command == "draft"
+    if not drafting:
+        from coderefine.commands.sweep import command_sweep, is_sweep
+
+        if is_sweep(args):
+            return command_sweep(args, out, stdin)
     if drafting:
         if not args.intent:
             raise UsageError("draft needs --intent TEXT: say what the new code should do")

@@ -22,6 +22,7 @@ from coderefine.errors import (
     RateLimitError,
     ReplyCutShortError,
 )
+from coderefine.models.ratelimit import retry_after_seconds
 
 
 def _status_error(who: str) -> Callable[[int, str], Exception]:
@@ -61,7 +62,8 @@ def translate_errors(sdk: Any, words: ErrorWords) -> Iterator[None]:
     except sdk.RateLimitError as exc:
         raise RateLimitError(
             "rate limited (429) after the retries; wait a minute and run again, or lower the number of "
-            "files per run"
+            "files per run",
+            retry_after=retry_after_seconds(getattr(getattr(exc, "response", None), "headers", None)),
         ) from exc
     except sdk.APITimeoutError as exc:
         raise ModelTimeoutError(words.timeout) from exc
