@@ -137,6 +137,11 @@ def _add_sweep_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--sweep", action="store_true", help="refine each named FILE on its own")
     group.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="refine only shard K of N of the selected files (balanced by size), one CI job per shard",
+    )
+    group.add_argument(
         "--jobs", type=int, metavar="N", help="files refined at once (default: jobs setting, 4)"
     )
     group.add_argument(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from coderefine.commands import recovered, settings_flags, warn
+from coderefine.errors import EXIT_CLEAN
 
 if TYPE_CHECKING:
     from coderefine.cache import ReviewCache
@@ -27,10 +28,10 @@ def is_sweep(args: argparse.Namespace) -> bool:
         raise UsageError(
             "a sweep refines files as they are; drop --staged, --base and --patch, or name files"
         )
-    if not sweep and (args.jobs is not None or args.budget is not None):
+    if not sweep and (args.jobs is not None or args.budget is not None or args.shard is not None):
         raise UsageError(
-            "--jobs and --budget apply to sweeps: name a folder, use --all, or add --sweep to refine each "
-            "file on its own"
+            "--jobs, --budget and --shard apply to sweeps: name a folder, use --all, or add --sweep to "
+            "refine each file on its own"
         )
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
@@ -47,6 +48,7 @@ def command_sweep(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.models.ratelimit import rate_limited
     from coderefine.report.sweep import SweepProgress, render_sweep, render_sweep_json
     from coderefine.runner import SubprocessRunner
+    from coderefine.shard import parse_shard, shard_files
     from coderefine.sweep.run import Sweep
     from coderefine.sweep.select import select_files
 
@@ -55,9 +57,26 @@ def command_sweep(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     repo = GitRepo.find(first if first.exists() else first.parent)
     root = project_root(first, repo)
     settings = load_settings(root, os.environ, settings_flags(args))
+    shard = parse_shard(args.shard) if args.shard else None
     files = select_files(root, args.files, args.all_files, args.exclude, repo=repo, cwd=cwd)
+    if shard is not None:
+        files = shard_files([(f, _size(root / f)) for f in files], *shard)
+        if not files:
+            out.write(
+                f"coderefine fix: shard {args.shard} has no files (fewer files than shards); nothing to do\n"
+            )
+            return EXIT_CLEAN
     record = Path(args.record) if args.record else None
-    model = rate_limited(make_role_model(settings, os.environ, record=record, progress=sys.stderr), settings)
+    jobs = args.jobs or settings.jobs
+    batch = None
+    if args.batch:
+        from coderefine.models.batch import batch_run
+        from coderefine.models.batch_state import state_path
+
+        # One batch run for every worker: a round's requests from all files go out as one batch.
+        batch = batch_run(state_path(root, repo.git_dir if repo else None), workers=jobs, progress=sys.stderr)
+    made = make_role_model(settings, os.environ, record=record, progress=sys.stderr, batch=batch)
+    model = rate_limited(made, settings)
     progress = SweepProgress(sys.stderr, sys.stderr.isatty())
     sweep = Sweep(
         root,
@@ -69,7 +88,7 @@ def command_sweep(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         cache=sweep_cache(root, repo, len(files), settings.cache_max_entries),
         intent=args.intent,
         write=not args.dry_run,
-        jobs=args.jobs,
+        jobs=jobs,
         budget=args.budget or 0.0,
         fail_on_fix=args.exit_non_zero_on_fix,
         listener=progress,
@@ -85,6 +104,13 @@ def command_sweep(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     if result.interrupted:
         warn("interrupted: files marked 'interrupted' were left as they were; run the same command again")
     return result.exit_code
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def sweep_cache(root: Path, repo: GitRepo | None, files: int, at_least: int) -> ReviewCache:

@@ -69,3 +69,43 @@ def test_the_help_says_when_files_are_one_change_and_when_a_sweep(capsys: pytest
         main(["fix", "--help"])
     text = capsys.readouterr().out
     assert "FILEs named one by one are one change" in text and "--budget DOLLARS" in text
+
+
+def test_shards_of_a_sweep_split_its_files(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from coderefine.shard import shard_files
+
+    names = ["other.py", "pkg/a.py", "pkg/d.py"]
+    expected = [shard_files([(n, (project / n).stat().st_size) for n in names], k, 2) for k in (1, 2)]
+    fake = FakeAnthropic([tool_message(PASS)] * 3)
+    seen: list[list[str]] = []
+    with loopback_server(fake) as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        for k in (1, 2):
+            argv = [
+                "fix",
+                ".",
+                "--exclude",
+                "__init__.py",
+                "--shard",
+                f"{k}/2",
+                "--no-tests",
+                "--format",
+                "json",
+            ]
+            code, out = cli(argv)
+            assert code == 0, out
+            seen.append([f["path"] for f in json.loads(out)["files"]])
+    assert seen == expected and sorted(seen[0] + seen[1]) == names
+    assert cli(["fix", ".", "--shard", "3/2"])[0] == 2
+    assert cli(["fix", "pkg/a.py", "--sweep", "--shard", "2/2"]) == (
+        0,
+        "coderefine fix: shard 2/2 has no files (fewer files than shards); nothing to do\n",
+    )
+    assert cli(["fix", "pkg/a.py", "--shard", "1/2"])[0] == 2  # a shard needs a sweep
+
+
+def test_a_sweep_in_batch_mode_refuses_a_provider_without_a_batch_api(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _ = cli(["fix", "pkg", "--batch", "--no-tests", "--model", "ollama:m"])
+    assert code == 2 and "no batch API" in capsys.readouterr().err
