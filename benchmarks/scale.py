@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -212,9 +213,9 @@ def default_sweep_command(root: Path, paths: Sequence[str]) -> list[str] | None:
     """The sweep's command line, when ``coderefine fix`` takes many files with ``--jobs``; else None.
 
     The integrator of the multi-file sweep adjusts this one function if the sweep's flags differ."""
-    if not has_option("fix", "--jobs"):
+    if not has_option("fix", "--sweep"):
         return None
-    return coderefine_argv("fix", *paths, "-m", "add a docstring to extra()", "--jobs", "2")
+    return coderefine_argv("fix", "--sweep", *paths, "-m", "add a docstring to extra()", "--jobs", "4")
 
 
 def sweep_row(
@@ -227,15 +228,35 @@ def sweep_row(
     if argv is None:
         return None
     env = _env(tree_cache)
+    edit(root, paths)
+    # The sweep's own results (its resume cache) would make a second benchmark run free.
+    shutil.rmtree(root / ".git" / "coderefine" / "sweep", ignore_errors=True)
     try:
         with tempfile.TemporaryDirectory() as scratch:
-            argv = [*argv, "--model", _replay(Path(scratch) / "m.jsonl", 2 * changed + 5)]
+            record = Path(scratch) / "record.jsonl"
+            model = _replay(Path(scratch) / "m.jsonl", 2 * changed + 5)
+            argv = [*argv, "--model", model, "--record", str(record)]
             rc, wall, peak, out = measure(argv, root, env)
+            calls, tokens_in = recorded_calls(record)
         if rc not in (0, 1):
             raise RuntimeError(f"sweep failed ({rc}):\n{out[-2000:]}")
     finally:
         reset(root)
-    return Row("fix sweep", files, changed, wall, peak, note="calls and tokens: see the sweep's report")
+    return Row("fix sweep", files, changed, wall, peak, calls, tokens_in, 50 * calls)
+
+
+def recorded_calls(record: Path) -> tuple[int, int]:
+    """(model calls, input tokens) from a ``--record`` file, tokens estimated as the scripted model does:
+    a quarter of the characters sent."""
+    calls = tokens = 0
+    if record.exists():
+        for line in record.read_text("utf-8").splitlines():
+            request = json.loads(line).get("request") or {}
+            texts = [b["text"] for b in request.get("system", [])]
+            texts += [b["text"] for m in request.get("messages", []) for b in m.get("blocks", [])]
+            calls += 1
+            tokens += max(sum(len(t) for t in texts) // 4, 1)
+    return calls, tokens
 
 
 def _ints(text: str) -> list[int]:
@@ -305,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if sweep is not None:
                         rows.append(sweep)
                         print(sweep, flush=True)
-            if not has_option("fix", "--jobs"):
+            if not has_option("fix", "--sweep"):
                 print("fix sweep: not in this coderefine yet (benchmarks.scale.sweep_row measures it)")
             big = max(args.sizes)
             if 300 in args.changes and big in args.sizes:
