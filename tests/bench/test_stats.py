@@ -7,6 +7,7 @@ def test_wilson_matches_published_values() -> None:
     assert wilson(0, 0) == (0.0, 1.0)
     low, high = wilson(0, 20)
     assert low == 0.0 and 0.16 < high < 0.17
+    assert wilson(0, 3)[0] == 0.0 and wilson(7, 7)[1] == 1.0  # exact, not 1e-17 away
 
 
 def test_mcnemar_exact() -> None:
