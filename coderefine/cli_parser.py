@@ -287,6 +287,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--fail-on", choices=("error", "warning", "info", "never"), help="lowest severity that fails the job"
     )
     review.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="files critiqued at once (default 1); the signal runs of proposed fixes take turns",
+    )
+    review.add_argument(
         "--shard",
         metavar="K/N",
         help="review only shard K of N of the changed files (balanced by size; the signals still cover "

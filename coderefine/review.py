@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import difflib
 import json
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from coderefine.change import Change
+from coderefine.change import Change, FileChange
 from coderefine.config import Settings
 from coderefine.critique import Critique, CritiqueError, Issue
 from coderefine.errors import BudgetExceededError
@@ -103,13 +105,16 @@ class _FileView:
     """One file's view of the shared evaluation: candidates of that file are evaluated with the other
     files at head, and only its own signals (and the tests') are shown to its critic."""
 
-    def __init__(self, shared: Evaluator, head: Mapping[str, str], path: str) -> None:
+    def __init__(self, shared: Evaluator, head: Mapping[str, str], path: str, lock: threading.Lock) -> None:
         self._shared = shared
         self._head = head
         self._path = path
+        self._lock = lock
 
     def evaluate(self, texts: Mapping[str, str]) -> Evaluation:
-        evaluation = self._shared.evaluate({**self._head, **texts})
+        # The files' critiques run concurrently, but their candidates share the evaluator's trees.
+        with self._lock:
+            evaluation = self._shared.evaluate({**self._head, **texts})
         return Evaluation(evaluation.signals, self.narrow(evaluation.comparison))
 
     def narrow(self, comparison: Comparison) -> Comparison:
@@ -157,12 +162,16 @@ def run_review(
     model_note: str = "",
     clock: Callable[[], float] = time.monotonic,
     shard: tuple[int, int] | None = None,
+    jobs: int = 1,
 ) -> ReviewReport:
     """Review ``change``; with ``shard`` (K, N), only the files of shard K (``shard.shard_files`` by
     size) are reported and critiqued, while the signals still come from the whole change against the merge
     base: every shard compares the same trees and runs the tests related to the whole change, so a test
     that another shard's file breaks is found the same way. A failing test in a file outside the change
-    is reported by every shard; ``coderefine merge`` keeps it once (same fingerprint)."""
+    is reported by every shard; ``coderefine merge`` keeps it once (same fingerprint).
+
+    ``jobs`` files are critiqued (and their fixes proposed) at once; the signal runs of proposed fixes
+    take turns. When the budget is reached, files not yet started are listed as not reviewed."""
     mine = _shard_paths(change, shard)
     changed = {f.path for f in change.files}
     head_texts = {f.path: f.after.text for f in change.files}
@@ -188,31 +197,35 @@ def run_review(
         order = sorted(
             (f for f in change.files if f.path in mine), key=lambda f: (f.path not in signalled, f.path)
         )
-        for file in order:
-            if model is None:
-                break
-            single = Change(change.root, (file,), change.source, change.base, change.messages)
-            view = _FileView(evaluator, head_texts, file.path)
-            session = Session(single, settings, model, view, intent, _Quiet(), clock, ledger=ledger)
-            current = Evaluation(initial.signals, view.narrow(initial.comparison))
-            try:
-                critique = session.critique({file.path: file.after.text}, current, 1)
-            except BudgetExceededError:
-                not_reviewed.extend(f.path for f in order[order.index(file) :])
-                break
-            except CritiqueError as exc:
-                model_note = f"{model_note} The critique of {file.path} was unusable ({exc}).".strip()
-                continue
-            reviewed.append(file.path)
-            for issue in critique.issues:
-                finding = from_issue(issue, head_texts)
-                try:
-                    finding = _verify(
-                        session, finding, issue, critique, file.path, file.after.text, current, intent
-                    )
-                except BudgetExceededError:
-                    finding = replace(finding, note="no fix was tried: the budget was reached")
-                findings.append(finding)
+        if model is not None:
+            lock, stop = threading.Lock(), threading.Event()
+
+            def one(file: FileChange) -> _FileReview:
+                if stop.is_set():
+                    return _FileReview(file.path, started=False)
+                single = Change(change.root, (file,), change.source, change.base, change.messages)
+                view = _FileView(evaluator, head_texts, file.path, lock)
+                session = Session(single, settings, model, view, intent, _Quiet(), clock, ledger=ledger)
+                result = _review_file(
+                    session, view.narrow(initial.comparison), initial, file, head_texts, intent
+                )
+                if not result.started:
+                    stop.set()
+                return result
+
+            if jobs > 1 and len(order) > 1:
+                with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="coderefine-review") as pool:
+                    results = list(pool.map(one, order))
+            else:
+                results = [one(file) for file in order]
+            for result in results:
+                findings.extend(result.findings)
+                if result.note:
+                    model_note = f"{model_note} {result.note}".strip()
+                if result.critiqued:
+                    reviewed.append(result.path)
+                elif not result.started:
+                    not_reviewed.append(result.path)
     findings = sorted(dedupe(fingerprinted(findings)), key=lambda f: f.rank)
     return ReviewReport(
         base=change.base or "",
@@ -232,6 +245,42 @@ def run_review(
         files=tuple(sorted(mine)),
         shard=shard,
     )
+
+
+@dataclass(frozen=True)
+class _FileReview:
+    path: str
+    started: bool = True  # False: not critiqued because the budget was reached first
+    critiqued: bool = False
+    findings: tuple[Finding, ...] = ()
+    note: str = ""
+
+
+def _review_file(
+    session: Session,
+    narrowed: Comparison,
+    initial: Evaluation,
+    file: FileChange,
+    head_texts: Mapping[str, str],
+    intent: str,
+) -> _FileReview:
+    """One file's critique, and a verified fix tried for each of its issues."""
+    current = Evaluation(initial.signals, narrowed)
+    try:
+        critique = session.critique({file.path: file.after.text}, current, 1)
+    except BudgetExceededError:
+        return _FileReview(file.path, started=False)
+    except CritiqueError as exc:
+        return _FileReview(file.path, note=f"The critique of {file.path} was unusable ({exc}).")
+    findings = []
+    for issue in critique.issues:
+        finding = from_issue(issue, head_texts)
+        try:
+            finding = _verify(session, finding, issue, critique, file.path, file.after.text, current, intent)
+        except BudgetExceededError:
+            finding = replace(finding, note="no fix was tried: the budget was reached")
+        findings.append(finding)
+    return _FileReview(file.path, critiqued=True, findings=tuple(findings))
 
 
 def _shard_paths(change: Change, shard: tuple[int, int] | None) -> frozenset[str]:

@@ -4,6 +4,7 @@ critique with its one retry, edit blocks applied and gated with their one retry,
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -67,18 +68,21 @@ class Ledger:
     cost: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
     by_model: dict[tuple[str, str], ModelCharge] = field(default_factory=dict)
+    # A review's files may be critiqued concurrently (`review --jobs`), all charged to one ledger.
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def tokens(self) -> int:
         return sum(u.total for u in self.usage.values())
 
     def charge(self, role: Role, reply: ModelReply) -> None:
-        self.usage[role] = self.usage.get(role, Usage()) + reply.usage
         cost = cost_of(reply.model, reply.usage, self.settings.prices, batch=reply.batch)
-        self.cost += cost
         # A batch call is its own line of the report, so the discounted price is seen as such.
         label = f"{reply.model} (batch)" if reply.batch else reply.model
-        old = self.by_model.get((role, label), ModelCharge(role, label, Usage(), 0.0))
-        self.by_model[(role, label)] = ModelCharge(role, label, old.usage + reply.usage, old.cost + cost)
+        with self._lock:
+            self.usage[role] = self.usage.get(role, Usage()) + reply.usage
+            self.cost += cost
+            old = self.by_model.get((role, label), ModelCharge(role, label, Usage(), 0.0))
+            self.by_model[(role, label)] = ModelCharge(role, label, old.usage + reply.usage, old.cost + cost)
 
     def charges(self) -> tuple[ModelCharge, ...]:
         return tuple(self.by_model.values())
@@ -95,7 +99,9 @@ class Ledger:
             raise BudgetExceededError(f"cost budget of ${max_cost:.2f} reached (${self.cost:.2f} used)")
 
     def time(self, phase: str, start: float) -> None:
-        self.timings[phase] = self.timings.get(phase, 0.0) + self.clock() - start
+        spent = self.clock() - start
+        with self._lock:
+            self.timings[phase] = self.timings.get(phase, 0.0) + spent
 
 
 class Session:

@@ -359,3 +359,68 @@ def test_an_unknown_head_is_a_clear_usage_error(
     err = capsys.readouterr().err
     assert "Cmd(" not in err and "exit code(" not in err
     assert "nosuchref" in err
+
+
+def test_files_are_critiqued_concurrently_with_jobs(make_repo: RepoFactory) -> None:
+    """Three files, each with a bug the critic names and the reviser fixes: with jobs=3 the three first
+    critiques meet at a barrier (they could not, one at a time), and the findings equal a jobs=1 run's."""
+    import threading
+
+    from coderefine.models.base import ModelRequest
+
+    names = ["pkg/a.py", "pkg/b.py", "pkg/c.py"]
+    root = make_repo({"pkg/__init__.py": "", **dict.fromkeys(names, "def f(x):\n    return x + 1\n")})
+    git(root, "checkout", "-q", "-b", "feature")
+    write_files(root, dict.fromkeys(names, "def f(x):\n    return x - 1\n"))
+    git(root, "commit", "-qam", "f adds one")
+
+    def model(barrier: threading.Barrier | None) -> ScriptedModel:
+        first: set[str] = set()
+        lock = threading.Lock()
+
+        def answer(request: ModelRequest) -> object:
+            text = request.prompt_text()
+            path = next(n for n in names if n in text)
+            if request.role == "reviser":
+                return block("    return x - 1\n", "    return x + 1\n").replace("pkg/mod.py", path)
+            if "return x - 1" not in text:
+                return {"verdict": "pass", "summary": "fine", "issues": []}
+            with lock:
+                new = path not in first
+                first.add(path)
+            if new and barrier is not None:
+                barrier.wait(timeout=60)
+            found = {**issue("f subtracts", 2, "return x - 1"), "path": path}
+            return {"verdict": "revise", "summary": "f subtracts", "issues": [found]}
+
+        return ScriptedModel([answer] * 30)
+
+    def run(jobs: int, scripted: ScriptedModel) -> ReviewReport:
+        repo = GitRepo.find(root)
+        assert repo is not None
+        return run_review(
+            from_branch(repo, "main", max_bytes=1 << 20),
+            Settings(tests=False),
+            scripted,
+            SubprocessRunner(),
+            {"PATH": "/usr/bin:/bin"},
+            repo.project_files(),
+            intent="f adds one",
+            intent_source="flag",
+            head=repo.rev_parse("HEAD"),
+            jobs=jobs,
+        )
+
+    together = run(3, model(threading.Barrier(3)))
+    alone = run(1, model(None))
+    assert sorted(together.reviewed) == names and together.not_reviewed == ()
+    assert [(f.path, f.title, f.suggestion) for f in together.findings] == [
+        (f.path, f.title, f.suggestion) for f in alone.findings
+    ]
+    assert sum(f.suggestion is not None for f in together.findings) == 3
+    assert together.usage["critic"] == alone.usage["critic"]
+
+
+def test_cli_review_jobs_must_be_positive(feature_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(feature_repo)
+    assert main(["review", "--base", "main", "--no-model", "--jobs", "0"], out=io.StringIO()) == 2

@@ -51,12 +51,16 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.errors import GitError, MissingKeyError, UsageError
     from coderefine.gitio import GitRepo
     from coderefine.models.factory import make_role_model
+    from coderefine.models.ratelimit import RateLimits, rate_limited
     from coderefine.review import choose_intent, run_review
     from coderefine.runner import SubprocessRunner
     from coderefine.shard import parse_shard
 
     outputs = _parse_outputs(args.output)
     shard = parse_shard(args.shard) if args.shard else None
+    jobs = args.jobs if args.jobs is not None else 1
+    if jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {jobs}")
     if shard is not None and args.github_review:
         raise UsageError(
             "--github-review with --shard: a shard sees only its files, so one shard's review would mark the "
@@ -81,8 +85,11 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
                 from coderefine.models.batch import batch_run
                 from coderefine.models.batch_state import state_path
 
-                batch = batch_run(state_path(repo.root, repo.git_dir), progress=sys.stderr)
+                batch = batch_run(state_path(repo.root, repo.git_dir), workers=jobs, progress=sys.stderr)
             model = make_role_model(settings, os.environ, progress=sys.stderr, batch=batch)
+            if jobs > 1 or RateLimits.of(settings) != RateLimits():
+                # Concurrent files share the provider's limits, as a sweep's workers do.
+                model = rate_limited(model, settings)
         except MissingKeyError as exc:
             if args.require_model:
                 raise
@@ -107,6 +114,7 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         populate_tree=None if tracked is not None else lambda dest: repo.export_commit(head_sha, dest),
         model_note=note,
         shard=shard,
+        jobs=jobs,
     )
     write_outputs(report, outputs, out)
     if args.github_review:
