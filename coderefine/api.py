@@ -20,7 +20,7 @@ from coderefine.check import CheckResult, run_check
 from coderefine.config import Settings
 from coderefine.config import load_settings as _load_settings
 from coderefine.errors import EXIT_INTERRUPTED, CoderefineError, InputError
-from coderefine.evaluate import Evaluator
+from coderefine.evaluate import Evaluator, Pinned
 from coderefine.fix import FixOutcome, run_refine, write_decision, write_result
 from coderefine.gitio import GitRepo
 from coderefine.lock import run_lock
@@ -206,13 +206,13 @@ def refine_and_write(
     draft: bool = False,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
-    populate_tree: Callable[[Path], None] | None = None,
+    pinned: Pinned | None = None,
 ) -> FixOutcome:
     """The loop on ``change`` and, when ``writer`` is given and the result is shown better, its write.
 
     The caller holds the run lock (``project_journal``); a sweep calls this once per file, concurrently,
     with one journal entry for the whole run as the writer. Nothing is written once ``cancel`` is set.
-    ``populate_tree`` fills the isolated trees instead of a copy of ``files`` (see ``Evaluator``).
+    ``pinned`` names files whose content in the test trees is given, not read (see ``Evaluator``).
     """
     watched = _Cancellable(progress or NoProgress(), cancel)
     result = run_refine(
@@ -225,7 +225,7 @@ def refine_and_write(
         intent=intent,
         draft=draft,
         progress=watched,
-        populate_tree=populate_tree,
+        pinned=pinned,
     )
     written: tuple[str, ...] = ()
     entry = ""

@@ -82,6 +82,10 @@ def compare_change(
     )
 
 
+# Files whose content in the test trees is given rather than read from the working tree (None: absent).
+Pinned = Callable[[], Mapping[str, bytes | None]]
+
+
 class Evaluator:
     """Evaluates versions of the files under review for one change. Use it as a context manager."""
 
@@ -94,14 +98,19 @@ class Evaluator:
         project_files: Sequence[str],
         populate_tree: Callable[[Path], None] | None = None,
         persistent: bool = True,
+        pinned: Pinned | None = None,
     ) -> None:
         """``populate_tree`` fills an isolated tree instead of copying ``project_files`` from the
         working tree (for a staged change: the git index, so that tests see what will be committed).
         ``persistent`` keeps the copies between runs (``basetree.py``); a project that is itself
-        temporary (a benchmark task's folder) gains nothing from that and passes False."""
+        temporary (a benchmark task's folder) gains nothing from that and passes False. ``pinned``, asked
+        when each tree is made, gives files whose content in the trees is not the working tree's (None: not
+        there): a sweep pins the files it already wrote to their old bytes, so every file's tests see the
+        project as the sweep found it, while the trees stay persistent copies."""
         self._change = change
         self._runner = runner
         self._populate = populate_tree
+        self._pinned = pinned
         self._settings = settings
         self._files = list(project_files)
         self._ruff = RuffSignals(runner, settings.ruff_select, settings.ruff_format)
@@ -241,13 +250,16 @@ class Evaluator:
                     if which == "baseline"
                     else set()
                 )
+                pins = dict(self._pinned()) if self._pinned is not None else {}
+                gone = {rel for rel, pin in pins.items() if pin is None and rel not in data}
+                kept = {rel: pin for rel, pin in pins.items() if pin is not None and rel not in data}
                 files = [rel for rel in self._files if rel not in added]
                 tree = self._trees[which] = IsolatedTree(
                     self._change.root,
                     files,
-                    data,
+                    {**kept, **data},
                     populate=self._populate,
-                    remove=added,
+                    remove=added | gone,
                     cache=self._tree_cache,
                 )
             else:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from coderefine.change import Change
 from coderefine.config import Settings
 from coderefine.errors import WriteError
-from coderefine.evaluate import Evaluator
+from coderefine.evaluate import Evaluator, Pinned
 from coderefine.loop import Progress, RefineResult, blocking, refine
 from coderefine.models.base import Model
 from coderefine.runner import Runner
@@ -86,9 +86,9 @@ def run_refine(
     intent: str | None = None,
     draft: bool = False,
     progress: Progress | None = None,
-    populate_tree: Callable[[Path], None] | None = None,
+    pinned: Pinned | None = None,
 ) -> RefineResult:
-    with Evaluator(change, settings, runner, environ, project_files, populate_tree) as evaluator:
+    with Evaluator(change, settings, runner, environ, project_files, pinned=pinned) as evaluator:
         return refine(change, settings, model, evaluator, intent=intent, draft=draft, progress=progress)
 
 

@@ -128,3 +128,34 @@ def test_editing_a_badly_formatted_line_that_stays_so_is_not_introduced(
     data = check_json(root, monkeypatch)
     assert [s for s in data["introduced"] if s["source"] == "format"] == []
     assert data["fixed"] == []
+
+
+def test_pinned_files_are_seen_as_given_not_as_the_working_tree_has_them(make_repo: RepoFactory) -> None:
+    """A sweep pins the files it already wrote to their old bytes: a later file's tests see the project as
+    the sweep found it, even though the persistent tree follows the working tree."""
+    from coderefine.change import from_worktree
+    from coderefine.gitio import GitRepo
+    from coderefine.workspace import project_files
+
+    root = make_repo(
+        {
+            "a.py": "X = 1\n",
+            "b.py": "from a import X\n\n\ndef y():\n    return X\n",
+            "tests/test_b.py": "from b import y\n\n\ndef test_y():\n    assert y() == 1\n",
+        }
+    )
+    write_files(root, {"a.py": "X = 2\n", "extra.py": "raise SystemExit('not in the sweep')\n"})
+    repo = GitRepo.find(root)
+    change = from_worktree([Path("b.py")], cwd=root, repo=repo, max_bytes=1 << 20)
+    files = project_files(root, repo)
+    text = (root / "b.py").read_text()
+    with Evaluator(change, Settings(warm_tests=False), SubprocessRunner(), ENV, files) as loose:
+        seen = loose.evaluate({"b.py": text}).signals.signals
+        assert [s.code for s in seen if s.source == "pytest"] == ["tests/test_b.py::test_y"]  # X == 2
+    pins = {"a.py": b"X = 1\n", "extra.py": None}
+    with Evaluator(
+        change, Settings(warm_tests=False), SubprocessRunner(), ENV, files, pinned=lambda: pins
+    ) as pinned:
+        seen = pinned.evaluate({"b.py": text}).signals.signals
+        assert [s.code for s in seen if s.source == "pytest"] == []
+    assert (root / "a.py").read_text() == "X = 2\n"  # the working tree is untouched

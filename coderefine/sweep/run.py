@@ -251,7 +251,7 @@ class Sweep:
                 environ=self.environ,
                 intent=self.intent,
                 cancel=self.cancel,
-                populate_tree=lambda dest: self._populate(files, dest),
+                pinned=self._pins,
             )
         except CancelledError:
             return FileOutcome(item.path, "skipped", EXIT_FINDINGS, "interrupted", meter.cost, meter.tokens)
@@ -282,20 +282,12 @@ class Sweep:
             diff=final_diff(result) if better and not outcome.written else "",
         )
 
-    def _populate(self, files: Sequence[str], dest: Path) -> None:
-        from coderefine.workspace import copy_files
-
-        copy_files(self.root, files, dest)
-        # Read after the copy: a file's old bytes are noted before it is written, so whatever the copy
-        # caught of this sweep's writes is put back.
+    def _pins(self) -> dict[str, bytes | None]:
+        """The files this sweep wrote, at their old bytes: every file's tests see the project as the sweep
+        found it. Asked when a test tree is made, so a file written a moment before is caught too (its old
+        bytes are noted before it is written)."""
         with self._lock:
-            originals = dict(self._originals)
-        for rel, data in originals.items():
-            target = dest / rel
-            if data is None:
-                target.unlink(missing_ok=True)
-            else:
-                target.write_bytes(data)
+            return dict(self._originals)
 
     def _finish(self, item: _Item, outcome: FileOutcome, start: float) -> FileOutcome:
         with self._lock:
