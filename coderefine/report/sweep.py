@@ -20,11 +20,12 @@ def _duration(seconds: float) -> str:
 
 def progress_line(snapshot: Snapshot) -> str:
     counts = snapshot.counts
-    unchanged = counts.get("unchanged", 0) + counts.get("findings", 0)
+    # The same words as the summary: a file left unchanged with findings in it is counted as such.
+    findings = f", findings {counts['findings']}" if counts.get("findings") else ""
     left = "" if snapshot.remaining is None else f", ~{_duration(snapshot.remaining)} left"
     return (
         f"coderefine sweep: {snapshot.done}/{snapshot.total} done "
-        f"(fixed {counts.get('fixed', 0)}, unchanged {unchanged}, "
+        f"(fixed {counts.get('fixed', 0)}, unchanged {counts.get('unchanged', 0)}{findings}, "
         f"failed {counts.get('failed', 0)}), {snapshot.running} running, "
         f"${snapshot.cost:.2f} so far, {_duration(snapshot.elapsed)} elapsed{left}"
     )

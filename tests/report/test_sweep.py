@@ -15,7 +15,7 @@ def test_the_progress_line_has_counts_cost_and_time_left() -> None:
         40, 12, {"fixed": 5, "unchanged": 5, "findings": 1, "failed": 1}, 0.8412, 95.0, 4, 200.0
     )
     assert progress_line(snapshot) == (
-        "coderefine sweep: 12/40 done (fixed 5, unchanged 6, failed 1), 4 running, $0.84 so far, "
+        "coderefine sweep: 12/40 done (fixed 5, unchanged 5, findings 1, failed 1), 4 running, $0.84 so far, "
         "1m35s elapsed, ~3m20s left"
     )
 
