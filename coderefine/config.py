@@ -64,6 +64,7 @@ class Settings:
     first_critique: str = "critic"
     merge: str = "one-issue"
     warm_tests: bool = True
+    persistent_trees: bool = True  # test trees kept between runs in the user's cache (basetree.py)
     # [tool.coderefine.providers.NAME] (base-url, structured-output, timeout) and [tool.coderefine.prices]:
     # tables of tables, checked where they are used (models/providers.py, prices.py).
     providers: Mapping[str, Mapping[str, object]] = field(default_factory=dict, hash=False)

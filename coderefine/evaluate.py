@@ -117,7 +117,7 @@ class Evaluator:
         python = find_interpreter(change.root, settings.python, environ)
         config = PytestConfig(python, settings.test_command, settings.test_timeout, settings.run_timeout)
         self._trees: dict[str, IsolatedTree] = {}
-        cache_folder = tree_cache_folder(environ) if persistent else None
+        cache_folder = tree_cache_folder(environ) if persistent and settings.persistent_trees else None
         self._tree_cache = TreeCache(cache_folder) if cache_folder is not None else None
         self._pool = ThreadPoolExecutor(max_workers=8)
         self._static_baseline: Future[SignalSet] | None = None

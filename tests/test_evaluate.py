@@ -159,3 +159,14 @@ def test_pinned_files_are_seen_as_given_not_as_the_working_tree_has_them(make_re
         seen = pinned.evaluate({"b.py": text}).signals.signals
         assert [s.code for s in seen if s.source == "pytest"] == []
     assert (root / "a.py").read_text() == "X = 2\n"  # the working tree is untouched
+
+
+@pytest.mark.parametrize("persistent", [True, False])
+def test_persistent_trees_can_be_turned_off(make_repo: RepoFactory, tmp_path: Path, persistent: bool) -> None:
+    change, files = buggy_change(make_repo)
+    cache = tmp_path / "xdg"
+    environ = {**ENV, "XDG_CACHE_HOME": str(cache)}
+    settings = Settings(warm_tests=False, persistent_trees=persistent)
+    with Evaluator(change, settings, SubprocessRunner(), environ, files) as evaluator:
+        evaluator.evaluate({"pkg/mod.py": BUGGY})
+    assert (cache / "coderefine" / "trees").exists() == persistent
