@@ -260,6 +260,16 @@ class TreeCache:
             return Slot(folder, root.name, fd)
         return None
 
+    def clear(self, root: Path) -> bool:
+        """Remove ``root``'s copies; False (nothing removed) while a run holds one of them."""
+        project = self.project_folder(root)
+        if not project.exists():
+            return True
+        if not _nobody_holds(project):
+            return False
+        shutil.rmtree(project, ignore_errors=True)
+        return True
+
     def _prune(self, keep: Path) -> None:
         """Remove the copies of projects unused for ``STALE_SECONDS`` (moved, deleted, forgotten)."""
         now = self._now if self._now is not None else time.time()

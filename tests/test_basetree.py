@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from coderefine.basetree import STALE_SECONDS, TreeCache, tree_cache_folder
 from tests.conftest import write_files
 
@@ -124,3 +126,36 @@ def test_where_the_copies_live() -> None:
     assert tree_cache_folder({"XDG_CACHE_HOME": "/x", "HOME": "/h"}) == Path("/x/coderefine/trees")
     assert tree_cache_folder({"HOME": "/h"}) == Path("/h/.cache/coderefine/trees")
     assert tree_cache_folder({}) is None
+
+
+def test_clear_removes_a_projects_copies_unless_a_run_holds_one(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    cache = TreeCache(tmp_path / "cache")
+    slot = cache.acquire(root)
+    assert slot is not None
+    slot.sync(root, list(FILES))
+    assert cache.clear(root) is False and slot.path.exists()  # in use: nothing removed
+    slot.release()
+    assert cache.clear(root) is True and not cache.project_folder(root).exists()
+    assert cache.clear(root) is True  # nothing there is nothing to do
+
+
+def test_cache_clear_from_the_command_line_removes_the_trees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from coderefine.cli import main
+
+    root = _project(tmp_path)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    cache = TreeCache(tmp_path / "xdg" / "coderefine" / "trees")
+    slot = cache.acquire(root)
+    assert slot is not None
+    slot.release()
+    out = io.StringIO()
+    assert main(["cache", "info"], out=out) == 0 and "test trees in" in out.getvalue()
+    out = io.StringIO()
+    assert main(["cache", "clear"], out=out) == 0 and "removed the test trees" in out.getvalue()
+    assert not cache.project_folder(root).exists()

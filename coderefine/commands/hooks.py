@@ -101,6 +101,7 @@ def command_install_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -
 
 
 def command_cache(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.basetree import TreeCache, tree_cache_folder
     from coderefine.cache import ReviewCache
     from coderefine.change import project_root
     from coderefine.gitio import GitRepo
@@ -109,8 +110,17 @@ def command_cache(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     repo = GitRepo.find(cwd)
     root = project_root(cwd, repo)
     cache = ReviewCache.for_project(root, repo.git_dir if repo else None, 1)
+    folder = tree_cache_folder(os.environ)
+    trees = TreeCache(folder) if folder is not None else None
     if args.action == "clear":
         out.write(f"coderefine cache: removed {cache.clear()} entries from {cache.folder}\n")
+        if trees is not None and trees.project_folder(root).exists():
+            if trees.clear(root):
+                out.write(f"coderefine cache: removed the test trees in {trees.project_folder(root)}\n")
+            else:
+                out.write("coderefine cache: the test trees are in use by a run; clear again when it ends\n")
     else:
         out.write(f"coderefine cache: {len(cache)} entries in {cache.folder}\n")
+        if trees is not None and trees.project_folder(root).exists():
+            out.write(f"coderefine cache: test trees in {trees.project_folder(root)}\n")
     return EXIT_CLEAN
