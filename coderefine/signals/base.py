@@ -160,10 +160,23 @@ def line_edits(before: str, after: str) -> tuple[LineEdit, ...]:
     A deletion's new range is the two lines on either side of it, where the code closed up.
     """
     old, new = before.splitlines(), after.splitlines()
+    # The common head and tail are matched first: a one-line edit in a 2,000-line file then costs a
+    # comparison of the lines between, not SequenceMatcher over the whole file (100 ms on every check).
+    head = 0
+    limit = min(len(old), len(new))
+    while head < limit and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]:
+        tail += 1
+    middle = difflib.SequenceMatcher(
+        None, old[head : len(old) - tail], new[head : len(new) - tail], autojunk=False
+    )
     edits: list[LineEdit] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in middle.get_opcodes():
         if tag != "equal":
-            edits.append(LineEdit(i1 + 1, i2, *((j1 + 1, j2) if j2 > j1 else (j1, j1 + 1))))
+            i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
+            edits.append(LineEdit(i1 + 1, i2, *((j1 + 1, j2) if j2 > j1 else (max(j1, 1), j1 + 1))))
     return tuple(edits)
 
 

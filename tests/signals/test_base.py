@@ -57,6 +57,19 @@ def test_touched_lines_are_the_inserted_and_replaced_lines_of_the_new_text() -> 
     assert touched_lines(before, "# new\na\nb\nc\nd\n") == {1}
     assert touched_lines(before, "a\nB\nc\nd\n") == {2}
     assert touched_lines(before, "a\nc\nd\n") == {1, 2}  # b deleted: its neighbours closed up
+    assert touched_lines(before, "a\nb\nc\nd\ne\n") == {5}
+    assert touched_lines(before, "b\nc\nd\n") == {1}  # the first line deleted
+    assert touched_lines(before, before) == frozenset()
+    assert touched_lines("", "x\n") == {1}
+
+
+def test_line_edits_of_one_line_in_a_big_file_and_of_many() -> None:
+    from coderefine.signals.base import LineEdit, line_edits
+
+    big = "".join(f"line {n}\n" for n in range(2000))
+    assert line_edits(big, big.replace("line 1000\n", "LINE 1000\n")) == (LineEdit(1001, 1001, 1001, 1001),)
+    twice = big.replace("line 10\n", "x\n").replace("line 1990\n", "y\n")
+    assert [(e.old_first, e.new_first) for e in line_edits(big, twice)] == [(11, 11), (1991, 1991)]
 
 
 def test_format_signal_matches_by_content_not_line_number() -> None:
