@@ -33,7 +33,7 @@ from coderefine.signals.import_index import ImportIndex
 from coderefine.signals.pytest import PytestConfig, PytestSignals, find_interpreter
 from coderefine.signals.related import TestSelection, select_tests
 from coderefine.signals.ruff import RuffSignals
-from coderefine.signals.syntax import check_syntax
+from coderefine.signals.syntax import check_compile, check_syntax
 from coderefine.signals.warm import WarmPytest
 from coderefine.workspace import IsolatedTree
 
@@ -166,7 +166,7 @@ class Evaluator:
         fail (the review of a branch), at the price of a run that a passing change did not need."""
         if self._static_baseline is None and self._modified():
             texts = self.baseline_texts()
-            self._static_baseline = self._pool.submit(self._static, texts)
+            self._static_baseline = self._pool.submit(self._static, texts, baseline=True)
         if tests and self._modified() and self.tests and not self._speculative:
             self._speculative = (
                 tuple(self.tests),
@@ -195,7 +195,17 @@ class Evaluator:
         if missing:
             self._remember(missing, self._start_tests("baseline", self._baseline_data(), missing).result())
         tests = tuple(s for f in failing_files for s in self._baseline_tests.get(f, ()))
-        return SignalSet.merge([self._static_baseline.result(), SignalSet(tests)])
+        static = self._static_baseline.result()
+        # The baseline was only compiled; where the candidate has a syntax error, the baseline's file gets
+        # the whole check (libcst too), so an old parse error is not taken for a new one.
+        broken = {s.path for s in current.signals if s.source == "syntax"}
+        texts = {path: text for path, text in self.baseline_texts().items() if path in broken}
+        if texts:
+            kept = tuple(s for s in static.signals if not (s.source == "syntax" and s.path in texts))
+            static = SignalSet.merge(
+                [SignalSet(kept, static.statuses), SignalSet(check_syntax(texts).signals)]
+            )
+        return SignalSet.merge([static, SignalSet(tests)])
 
     def _remember(self, test_files: Sequence[str], result: SignalSet) -> None:
         """Keep the baseline's signals per test file: the baseline never changes within a run."""
@@ -221,12 +231,12 @@ class Evaluator:
         baseline = self._baseline_for(current)
         return Evaluation(current, compare_change(self._change, baseline, current, texts))
 
-    def _static(self, texts: dict[str, str]) -> SignalSet:
+    def _static(self, texts: dict[str, str], baseline: bool = False) -> SignalSet:
         ruff = self._pool.submit(self._ruff.collect, self._change.root, texts)
         # In a worker, not the caller: the caller is the main thread, where Ctrl-C lands, and an interrupt
         # that lands inside an import (libcst's, the first time) can be lost with the import lock held,
         # leaving every later import waiting. The main thread only waits on futures.
-        syntax = self._pool.submit(check_syntax, texts)
+        syntax = self._pool.submit(check_compile if baseline else check_syntax, texts)
         return SignalSet.merge([ruff.result(), syntax.result()])
 
     def _start_tests(self, which: str, data: Mapping[str, bytes], tests: Sequence[str]) -> Future[SignalSet]:

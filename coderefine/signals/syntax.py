@@ -72,3 +72,10 @@ def check_syntax(files: dict[str, str]) -> SignalSet:
     """Syntax signals for every file (``path -> text``)."""
     signals = tuple(s for path, text in files.items() if (s := syntax_error(path, text)) is not None)
     return SignalSet(signals, (SourceStatus("syntax", "ok"),))
+
+
+def check_compile(files: dict[str, str]) -> SignalSet:
+    """compile() alone for every file: the baseline's check. libcst's parse of a baseline matters only
+    where the candidate has a syntax error to compare with, and is then done for that file alone."""
+    signals = tuple(s for path, text in files.items() if (s := compile_error(path, text)) is not None)
+    return SignalSet(signals, (SourceStatus("syntax", "ok"),))
