@@ -287,6 +287,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--fail-on", choices=("error", "warning", "info", "never"), help="lowest severity that fails the job"
     )
     review.add_argument(
+        "--budget",
+        type=float,
+        metavar="DOLLARS",
+        help="most the review may cost (max-cost for this run); files not reached are listed as not reviewed",
+    )
+    review.add_argument(
         "--jobs",
         type=int,
         metavar="N",

@@ -163,6 +163,7 @@ def run_review(
     clock: Callable[[], float] = time.monotonic,
     shard: tuple[int, int] | None = None,
     jobs: int = 1,
+    on_file: Callable[[int, int, float], None] | None = None,
 ) -> ReviewReport:
     """Review ``change``; with ``shard`` (K, N), only the files of shard K (``shard.shard_files`` by
     size) are reported and critiqued, while the signals still come from the whole change against the merge
@@ -171,7 +172,8 @@ def run_review(
     is reported by every shard; ``coderefine merge`` keeps it once (same fingerprint).
 
     ``jobs`` files are critiqued (and their fixes proposed) at once; the signal runs of proposed fixes
-    take turns. When the budget is reached, files not yet started are listed as not reviewed."""
+    take turns. When the budget is reached, files not yet started are listed as not reviewed.
+    ``on_file(done, total, cost so far)`` is called as each file's review ends (progress)."""
     mine = _shard_paths(change, shard)
     changed = {f.path for f in change.files}
     head_texts = {f.path: f.after.text for f in change.files}
@@ -199,6 +201,7 @@ def run_review(
         )
         if model is not None:
             lock, stop = threading.Lock(), threading.Event()
+            finished = [0]
 
             def one(file: FileChange) -> _FileReview:
                 if stop.is_set():
@@ -211,6 +214,10 @@ def run_review(
                 )
                 if not result.started:
                     stop.set()
+                elif on_file is not None:
+                    with lock:
+                        finished[0] += 1
+                        on_file(finished[0], len(order), ledger.cost)
                 return result
 
             if jobs > 1 and len(order) > 1:

@@ -424,3 +424,42 @@ def test_files_are_critiqued_concurrently_with_jobs(make_repo: RepoFactory) -> N
 def test_cli_review_jobs_must_be_positive(feature_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(feature_repo)
     assert main(["review", "--base", "main", "--no-model", "--jobs", "0"], out=io.StringIO()) == 2
+
+
+def test_each_reviewed_file_is_reported_as_it_ends(feature_repo: Path) -> None:
+    repo = GitRepo.find(feature_repo)
+    assert repo is not None
+    calls: list[tuple[int, int, float]] = []
+    run_review(
+        from_branch(repo, "main", max_bytes=1 << 20),
+        Settings(),
+        standard_model(),
+        SubprocessRunner(),
+        {"PATH": "/usr/bin:/bin"},
+        repo.project_files(),
+        intent="make add faster",
+        intent_source="flag",
+        head=repo.rev_parse("HEAD"),
+        on_file=lambda done, total, cost: calls.append((done, total, cost)),
+    )
+    assert [(done, total) for done, total, _ in calls] == [(1, 1)]
+
+
+def test_cli_review_budget(
+    feature_repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(feature_repo)
+    assert main(["review", "--base", "main", "--no-model", "--budget", "0"], out=io.StringIO()) == 2
+    assert "--budget must be a positive number" in capsys.readouterr().err
+    assert main(["review", "--base", "main", "--no-model", "--budget", "0.5"], out=io.StringIO()) in (0, 1)
+
+
+def test_the_review_progress_line() -> None:
+    from coderefine.commands.ci import _ReviewProgress
+
+    ticks = iter([100.0, 130.0])
+    stream = io.StringIO()
+    _ReviewProgress(stream, clock=lambda: next(ticks))(3, 12, 0.0421)
+    assert (
+        stream.getvalue() == "coderefine review: 3/12 files critiqued, $0.04 so far, 30s elapsed, ~90s left\n"
+    )

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -70,6 +73,10 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     if repo is None:
         raise GitError("review needs a git repository: run it in a checkout of the pull request")
     settings = load_settings(repo.root, os.environ, settings_flags(args))
+    if args.budget is not None:
+        if args.budget <= 0:
+            raise UsageError(f"--budget must be a positive number of dollars, not {args.budget:g}")
+        settings = dataclasses.replace(settings, max_cost=args.budget)
     change = from_branch(repo, args.base, head=args.head, max_bytes=settings.max_file_kib * 1024)
     intent, source = choose_intent(
         os.environ.get("GITHUB_EVENT_PATH"), change.messages, args.intent, settings.intent
@@ -115,11 +122,30 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         model_note=note,
         shard=shard,
         jobs=jobs,
+        on_file=_ReviewProgress(sys.stderr) if model is not None else None,
     )
     write_outputs(report, outputs, out)
     if args.github_review:
         publish(report)
     return report.exit_code(settings.fail_on)
+
+
+class _ReviewProgress:
+    """One line on stderr per reviewed file: counts, cost so far, time left (the mean file so far)."""
+
+    def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic) -> None:
+        self._stream = stream
+        self._clock = clock
+        self._start = clock()
+
+    def __call__(self, done: int, total: int, cost: float) -> None:
+        elapsed = self._clock() - self._start
+        left = elapsed / done * (total - done)
+        self._stream.write(
+            f"coderefine review: {done}/{total} files critiqued, ${cost:.2f} so far, "
+            f"{elapsed:.0f}s elapsed, ~{left:.0f}s left\n"
+        )
+        self._stream.flush()
 
 
 def write_outputs(report: ReviewReport, outputs: list[tuple[str, str | None]], out: TextIO) -> None:
