@@ -6,6 +6,15 @@ import argparse
 from pathlib import Path
 
 from coderefine import __version__
+from coderefine.cli_options import (
+    SWEEP_RULE,
+    add_batch_option,
+    add_change_options,
+    add_model_options,
+    add_role_model_options,
+    add_signal_options,
+    add_sweep_options,
+)
 
 _DESCRIPTION = """\
 Refine a Python change with a self-refine loop grounded in facts: ruff diagnostics and pytest results
@@ -32,126 +41,6 @@ Settings live in [tool.coderefine] of pyproject.toml; see 'coderefine check --he
 """
 
 
-def _add_change_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "files", nargs="*", type=Path, metavar="FILE", help="Python files (or, for fix, folders) to review"
-    )
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument(
-        "--staged",
-        action="store_true",
-        help="review the staged change (default: the working tree against HEAD)",
-    )
-    source.add_argument("--base", metavar="REF", help="review the change since the merge base with REF")
-    source.add_argument("--patch", metavar="FILE", help="review a unified diff from FILE ('-' for stdin)")
-
-
-def _add_signal_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
-    )
-    parser.add_argument(
-        "--all-tests",
-        dest="tests",
-        action="store_const",
-        const="all",
-        help="run the whole test suite, not only the tests related to the change",
-    )
-    parser.add_argument(
-        "--python",
-        metavar="PATH",
-        help="the project's interpreter for pytest (default: .venv, then VIRTUAL_ENV)",
-    )
-    parser.add_argument(
-        "--test-timeout", type=float, metavar="SECONDS", help="limit for one test (default 30)"
-    )
-    parser.add_argument(
-        "--fail-on",
-        choices=("error", "warning", "info", "never"),
-        help="lowest severity that fails the run (default warning)",
-    )
-    parser.add_argument(
-        "--format",
-        dest="output_format",
-        choices=("text", "json"),
-        default="text",
-        help="output format",
-    )
-
-
-_MODEL_HELP = (
-    "PROVIDER:MODEL (anthropic, bedrock, vertex, openai, openai-compatible, ollama, vllm, llamacpp, "
-    "lmstudio; a bare name is Anthropic's), or replay:FILE to replay a recorded run"
-)
-
-
-def _add_role_model_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", metavar="NAME", help=_MODEL_HELP)
-    for role in ("author", "critic", "reviser"):
-        parser.add_argument(f"--{role}-model", metavar="NAME", help=f"the {role}'s model (default: --model)")
-
-
-def _add_batch_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--batch",
-        action="store_true",
-        help="send the model requests through the provider's batch API (Anthropic, OpenAI): half the "
-        "price, answers in minutes to hours (at most 24 h); an interrupted run resumes its batches",
-    )
-
-
-def _add_model_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-m", "--intent", metavar="TEXT", help="what the change is meant to do")
-    _add_role_model_options(parser)
-    parser.add_argument("--rounds", type=int, metavar="N", help="most critique/revise rounds (default 3)")
-    parser.add_argument("--record", metavar="FILE", help="record every model request and reply as JSON lines")
-    parser.add_argument(
-        "--diff", "--dry-run", dest="dry_run", action="store_true", help="show the patch; write nothing"
-    )
-    parser.add_argument(
-        "--exit-non-zero-on-fix",
-        action="store_true",
-        help="exit 1 when files were changed, as pre-commit expects",
-    )
-
-
-_SWEEP_RULE = """\
-files or a sweep: FILEs named one by one are one change (a change that spans them, refined together).
-A FOLDER, --all, --exclude or --sweep makes a sweep: each file is refined on its own, --jobs at a time,
-within --budget; one file's failure never stops the others; the summary lists every file's outcome and
-the exit code is the worst of them. An interrupted sweep continues where it stopped when the same
-command runs again, and one 'coderefine undo' restores every file it wrote."""
-
-
-def _add_sweep_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("sweeps (one refine per file)")
-    group.add_argument(
-        "--all", dest="all_files", action="store_true", help="every Python file git tracks (a sweep)"
-    )
-    group.add_argument(
-        "--exclude",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="leave out files whose path, name or folder matches GLOB (repeatable; a sweep)",
-    )
-    group.add_argument("--sweep", action="store_true", help="refine each named FILE on its own")
-    group.add_argument(
-        "--shard",
-        metavar="K/N",
-        help="refine only shard K of N of the selected files (balanced by size), one CI job per shard",
-    )
-    group.add_argument(
-        "--jobs", type=int, metavar="N", help="files refined at once (default: jobs setting, 4)"
-    )
-    group.add_argument(
-        "--budget",
-        type=float,
-        metavar="DOLLARS",
-        help="most the whole sweep may cost; files not started within it are listed as skipped",
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coderefine",
@@ -171,8 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
         "something at or above --fail-on was introduced or a signal could not be collected.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _add_change_options(check)
-    _add_signal_options(check)
+    add_change_options(check)
+    add_signal_options(check)
 
     fix = commands.add_parser(
         "fix",
@@ -184,14 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n  coderefine fix app.py -m 'handle an empty list'\n"
         "  coderefine fix app.py --dry-run          show the patch, write nothing\n"
         "  coderefine fix app.py --model replay:run.jsonl   reproduce a recorded run\n"
-        "  coderefine fix src/ -m 'replace the deprecated utcnow()' --jobs 4 --budget 5\n\n" + _SWEEP_RULE,
+        "  coderefine fix src/ -m 'replace the deprecated utcnow()' --jobs 4 --budget 5\n\n" + SWEEP_RULE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _add_change_options(fix)
-    _add_sweep_options(fix)
-    _add_model_options(fix)
-    _add_batch_option(fix)
-    _add_signal_options(fix)
+    add_change_options(fix)
+    add_sweep_options(fix)
+    add_model_options(fix)
+    add_batch_option(fix)
+    add_signal_options(fix)
 
     draft = commands.add_parser(
         "draft",
@@ -200,8 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
         "yet); then it is refined and written like 'coderefine fix'.",
     )
     draft.add_argument("file", type=Path, metavar="FILE", help="the Python file to write or extend")
-    _add_model_options(draft)
-    _add_signal_options(draft)
+    add_model_options(draft)
+    add_signal_options(draft)
 
     hook = commands.add_parser(
         "hook",
@@ -225,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--commit-msg", action="store_true", help="the first FILE is the commit message: use it as the intent"
     )
     hook.add_argument("-m", "--intent", metavar="TEXT", help="what the change is meant to do")
-    _add_role_model_options(hook)
+    add_role_model_options(hook)
     hook.add_argument(
         "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
     )
@@ -271,8 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument(
         "-m", "--intent", metavar="TEXT", help="the intent when there is no PR text and no commit message"
     )
-    _add_role_model_options(review)
-    _add_batch_option(review)
+    add_role_model_options(review)
+    add_batch_option(review)
     review.add_argument(
         "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
     )
@@ -340,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--jobs", type=int, default=2, metavar="N", help="tasks run at once (default 2)")
     bench.add_argument("--out", default="bench-results", metavar="DIR", help="results and cache folder")
     bench.add_argument("--no-cache", action="store_true", help="run every pair again")
-    _add_batch_option(bench)
+    add_batch_option(bench)
     bench.add_argument(
         "--suite",
         metavar="SUITE",
