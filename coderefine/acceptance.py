@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Mapping
 
 from coderefine.critique import Critique, Issue
-from coderefine.signals.base import SEVERITY_RANK, Comparison
+from coderefine.signals.base import SEVERITY_RANK, Comparison, Signal
 
 
 def blocking(comparison: Comparison, fail_on: str) -> int:
@@ -33,14 +33,10 @@ def worse_critique(candidate: Comparison, current: Comparison) -> Critique:
     """What a discarded candidate made worse, as the critique of the next revision."""
     before = {(s.path, s.code, s.message) for s in current.introduced}
     issues = tuple(
-        Issue(
-            title=f"your last revision was discarded: it introduced {s.code}: {s.message}"[:200],
-            severity=s.severity,
-            path=s.path,
-            line=s.line,
-            end_line=s.end_line,
-            evidence=s.anchor or s.detail[-500:],
-            suggestion="revise again from the current files without introducing this",
+        _issue(
+            s,
+            f"your last revision was discarded: it introduced {s.code}: {s.message}",
+            "revise again from the current files without introducing this",
         )
         for s in candidate.introduced
         if (s.path, s.code, s.message) not in before
@@ -51,16 +47,21 @@ def worse_critique(candidate: Comparison, current: Comparison) -> Critique:
 def signal_critique(comparison: Comparison) -> Critique:
     """A critique made of the introduced signals alone: what the reviser sees when there is no critic."""
     issues = tuple(
-        Issue(
-            title=f"{s.code}: {s.message}"[:200],
-            severity=s.severity,
-            path=s.path,
-            line=s.line,
-            end_line=s.end_line,
-            evidence=s.anchor or s.detail[-500:],
-            suggestion="make this signal go away without changing intended behaviour",
-        )
+        _issue(s, f"{s.code}: {s.message}", "make this signal go away without changing intended behaviour")
         for s in comparison.introduced
         if s.severity != "info"
     )
     return Critique("revise" if issues else "pass", "the signals of the current code", issues)
+
+
+def _issue(signal: Signal, title: str, suggestion: str) -> Issue:
+    """An issue standing on ``signal``, at its lines, quoting its anchor (or the end of its detail)."""
+    return Issue(
+        title=title[:200],
+        severity=signal.severity,
+        path=signal.path,
+        line=signal.line,
+        end_line=signal.end_line,
+        evidence=signal.anchor or signal.detail[-500:],
+        suggestion=suggestion,
+    )

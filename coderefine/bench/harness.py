@@ -20,6 +20,7 @@ from coderefine import __version__
 from coderefine.bench.review_run import run_review_task
 from coderefine.bench.strategies import Strategy
 from coderefine.bench.suite import REVIEW_KINDS
+from coderefine.bench.task import Task
 from coderefine.change import from_worktree
 from coderefine.config import Settings
 from coderefine.errors import ModelError
@@ -32,13 +33,9 @@ from coderefine.signals.base import Comparison, SignalSet, SourceStatus
 from coderefine.workspace import project_files
 
 
-class BenchTask(Protocol):
+class BenchTask(Task, Protocol):
     """What the harness needs of a task: HumanEvalFix's and a library suite's tasks both fit."""
 
-    @property
-    def task_id(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
     @property
     def shape(self) -> str: ...
     @property
@@ -47,15 +44,7 @@ class BenchTask(Protocol):
     def mutation(self) -> str: ...
     @property
     def bug_type(self) -> str: ...
-    @property
-    def path(self) -> str: ...
-    @property
-    def intent(self) -> str: ...
-    @property
-    def python(self) -> str: ...
 
-    def materialise(self, folder: Path) -> Path: ...
-    def passes(self, module_text: str, scratch: Path, runner: Runner, environ: Mapping[str, str]) -> bool: ...
     def oracle_edits(self) -> list[tuple[str, str]]: ...
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
+from coderefine.bench.task import Task
 from coderefine.change import from_branch
 from coderefine.config import Settings
 from coderefine.errors import ModelError, ToolError
@@ -30,22 +31,9 @@ _GIT: tuple[str, ...] = ("git", "-c", "user.name=coderefine bench", "-c", "user.
 _GIT += ("-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null")
 
 
-class ReviewTask(Protocol):
-    @property
-    def task_id(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def path(self) -> str: ...
-    @property
-    def intent(self) -> str: ...
-    @property
-    def python(self) -> str: ...
-
-    def materialise(self, folder: Path) -> Path: ...
+class ReviewTask(Task, Protocol):
     def clean_module(self) -> str: ...
     def mutated_lines(self, clean_module: str) -> frozenset[int]: ...
-    def passes(self, module_text: str, scratch: Path, runner: Runner, environ: Mapping[str, str]) -> bool: ...
 
 
 @dataclasses.dataclass(frozen=True)

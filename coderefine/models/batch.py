@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from coderefine.errors import ModelError, ProviderUnavailableError, UsageError
-from coderefine.models.base import Model, ModelReply, ModelRequest
+from coderefine.models.base import Model, ModelReply, ModelRequest, Wrapped
 from coderefine.models.batch_state import BatchStore
 
 BATCH_PROVIDERS = "Anthropic's API (anthropic:MODEL or a bare Claude name) or OpenAI's (openai:MODEL)"
@@ -154,21 +154,12 @@ def backend_for(model: Model) -> BatchBackend:
     )
 
 
-class BatchModel:
+class BatchModel(Wrapped):
     """A model whose calls go through a shared collector and its provider's batch API."""
 
     def __init__(self, inner: Model, collector: _Collector) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._collector = collector
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    def warm_up(self) -> None:
-        warm = getattr(self._inner, "warm_up", None)
-        if callable(warm):
-            warm()
 
     def complete(self, request: ModelRequest) -> ModelReply:
         return self._collector.complete(request)

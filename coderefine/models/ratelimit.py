@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from coderefine.config import Settings
 from coderefine.errors import RateLimitError
-from coderefine.models.base import Model, ModelReply, ModelRequest, Usage
+from coderefine.models.base import Model, ModelReply, ModelRequest, Usage, Wrapped
 
 WINDOW = 60.0
 # A call's output is unknown until it is answered; this much is held for it until then.
@@ -141,25 +141,16 @@ class RateLimiter:
         return max(waits)
 
 
-class RateLimitedModel:
+class RateLimitedModel(Wrapped):
     """``inner`` with the shared ``limiter`` in front of every call and a shared back-off on 429."""
 
     def __init__(
         self, inner: Model, limiter: RateLimiter, *, retries: int = 4, first_backoff: float = 5.0
     ) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self.limiter = limiter
         self._retries = retries
         self._first_backoff = first_backoff
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    def warm_up(self) -> None:
-        warm = getattr(self._inner, "warm_up", None)
-        if callable(warm):
-            warm()
 
     def complete(self, request: ModelRequest) -> ModelReply:
         estimate = len(request.prompt_text()) // 4

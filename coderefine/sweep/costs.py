@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from coderefine.config import Settings
-from coderefine.models.base import Model, ModelReply, ModelRequest, Usage
+from coderefine.models.base import Model, ModelReply, ModelRequest, Usage, Wrapped
 from coderefine.prices import cost_of
 
 # A first guess of one file's calls before any file has finished: critic, reviser, confirming critic.
@@ -14,22 +14,19 @@ _PROMPT_OVERHEAD_TOKENS = 3_000
 _OUTPUT_TOKENS_PER_CALL = 800
 
 
-class Meter:
+class Meter(Wrapped):
     """The shared model, counting the cost of one file's calls as they are answered."""
 
     def __init__(self, inner: Model, prices: Mapping[str, Mapping[str, object]]) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._prices = prices
         self.cost = 0.0
         self.tokens = 0
 
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
     def complete(self, request: ModelRequest) -> ModelReply:
         reply = self._inner.complete(request)
-        self.cost += cost_of(reply.model, reply.usage, self._prices)
+        # A batch answer is billed at the batch price, as the run's ledger bills it.
+        self.cost += cost_of(reply.model, reply.usage, self._prices, batch=reply.batch)
         self.tokens += reply.usage.total
         return reply
 

@@ -1,0 +1,25 @@
+"""What every benchmark task offers, whichever door runs it (the loop's harness or the review's)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Protocol
+
+from coderefine.runner import Runner
+
+
+class Task(Protocol):
+    @property
+    def task_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def intent(self) -> str: ...
+    @property
+    def python(self) -> str: ...
+
+    def materialise(self, folder: Path) -> Path: ...
+    def passes(self, module_text: str, scratch: Path, runner: Runner, environ: Mapping[str, str]) -> bool: ...
