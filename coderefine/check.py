@@ -10,6 +10,7 @@ from coderefine.config import Settings
 from coderefine.evaluate import Evaluation, Evaluator
 from coderefine.runner import Runner
 from coderefine.signals.base import SEVERITY_RANK, Signal
+from coderefine.signals.warm import WarmPytest
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,11 @@ def run_check(
     runner: Runner,
     environ: Mapping[str, str],
     project_files: Sequence[str],
+    warm: WarmPytest | None = None,
 ) -> CheckResult:
-    """Evaluate the change against its baseline, concurrently, in isolated copies of the project."""
-    with Evaluator(change, settings, runner, environ, project_files) as evaluator:
+    """Evaluate the change against its baseline, concurrently, in isolated copies of the project.
+    ``warm``: a warm test server already started for the project (``signals.prestart``)."""
+    with Evaluator(change, settings, runner, environ, project_files, warm=warm) as evaluator:
         evaluator.start_baseline()
         evaluation = evaluator.evaluate({f.path: f.after.text for f in change.files})
         return CheckResult(change, evaluation, tuple(evaluator.tests))

@@ -6,6 +6,7 @@ The commands live in coderefine.commands and import the library inside their fun
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
 import threading
@@ -14,28 +15,39 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from coderefine import __version__
-from coderefine.cli_parser import build_parser
-from coderefine.commands import bench, ci, hooks, local, mcp
 from coderefine.errors import EXIT_CLEAN, EXIT_INTERNAL, EXIT_INTERRUPTED, CoderefineError
 
-_COMMANDS: dict[str, Callable[..., int]] = {
-    "check": local.command_check,
-    "fix": local.command_fix,
-    "draft": local.command_fix,
-    "undo": local.command_undo,
-    "hook": hooks.command_hook,
-    "install-hook": hooks.command_install_hook,
-    "cache": hooks.command_cache,
-    "review": ci.command_review,
-    "merge": ci.command_merge,
-    "bench": bench.command_bench,
-    "mcp": mcp.command_mcp,
+# command -> (module under coderefine.commands, function): a command imports only its own module.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("local", "command_check"),
+    "fix": ("local", "command_fix"),
+    "draft": ("local", "command_fix"),
+    "undo": ("local", "command_undo"),
+    "hook": ("hooks", "command_hook"),
+    "install-hook": ("hooks", "command_install_hook"),
+    "cache": ("hooks", "command_cache"),
+    "review": ("ci", "command_review"),
+    "merge": ("ci", "command_merge"),
+    "bench": ("bench", "command_bench"),
+    "mcp": ("mcp", "command_mcp"),
 }
+
+
+def command_function(name: str) -> Callable[..., int]:
+    module, function = _COMMANDS[name]
+    found: Callable[..., int] = getattr(importlib.import_module(f"coderefine.commands.{module}"), function)
+    return found
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, stdin: TextIO | None = None) -> int:
     """Run coderefine with ``argv`` and return the exit code (never raises, but for SystemExit of --help)."""
     out = out or sys.stdout
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
+        # Scripts and the pre-commit framework ask this often; it needs no parser.
+        out.write(f"coderefine {__version__}\n")
+        return EXIT_CLEAN
+    from coderefine.cli_parser import build_parser
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -43,7 +55,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, stdin:
         return EXIT_CLEAN
     previous = _handle_sigterm()
     try:
-        return _COMMANDS[args.command](args, out, stdin or sys.stdin)
+        return command_function(args.command)(args, out, stdin or sys.stdin)
     except CoderefineError as exc:
         print(f"coderefine: error: {exc}", file=sys.stderr)
         return exc.exit_code

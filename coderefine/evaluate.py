@@ -2,8 +2,12 @@
 
 ruff reads the text through stdin, so it needs no copy of the project. pytest runs in an isolated
 copy (``workspace.IsolatedTree``), one for the baseline and one for candidates, made on first use.
-ruff, pytest and the syntax check run concurrently: the first two are subprocesses, and the syntax
-check's libcst import overlaps them.
+ruff, pytest and the syntax check run concurrently: the first two are subprocesses.
+
+The syntax signal is compile()'s verdict alone. libcst's parse guards writes, and every candidate passes
+it at the gate (``gate.run_gate``) before it is evaluated; as a signal it would only repeat the gate's
+verdict for candidates, report valid Python that libcst's grammar lags behind as an error, and put
+libcst's import (a quarter of a second of the GIL) on the path of ``check`` and the hook.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from types import TracebackType
 
 from coderefine.basetree import TreeCache, tree_cache_folder
@@ -33,8 +37,8 @@ from coderefine.signals.import_index import ImportIndex
 from coderefine.signals.pytest import PytestConfig, PytestSignals, find_interpreter
 from coderefine.signals.related import TestSelection, select_tests
 from coderefine.signals.ruff import RuffSignals
-from coderefine.signals.syntax import check_compile, check_syntax
-from coderefine.signals.warm import WarmPytest
+from coderefine.signals.syntax import check_compile
+from coderefine.signals.warm import WarmPytest, top_level_names
 from coderefine.workspace import IsolatedTree
 
 _FILE_SOURCES = ("ruff", "format", "syntax")
@@ -99,6 +103,7 @@ class Evaluator:
         populate_tree: Callable[[Path], None] | None = None,
         persistent: bool = True,
         pinned: Pinned | None = None,
+        warm: WarmPytest | None = None,
     ) -> None:
         """``populate_tree`` fills an isolated tree instead of copying ``project_files`` from the
         working tree (for a staged change: the git index, so that tests see what will be committed).
@@ -106,7 +111,8 @@ class Evaluator:
         temporary (a benchmark task's folder) gains nothing from that and passes False. ``pinned``, asked
         when each tree is made, gives files whose content in the trees is not the working tree's (None: not
         there): a sweep pins the files it already wrote to their old bytes, so every file's tests see the
-        project as the sweep found it, while the trees stay persistent copies."""
+        project as the sweep found it, while the trees stay persistent copies. ``warm`` is a warm server
+        already started for this project (``warm.prestart``); the Evaluator owns it from now on."""
         self._change = change
         self._runner = runner
         self._populate = populate_tree
@@ -128,11 +134,15 @@ class Evaluator:
         self._runs: dict[str, Future[SignalSet]] = {}
         self._inflight: dict[str, Future[SignalSet]] = {}  # per tree: the run that may still read it
         # The warm runner starts importing pytest now, while the trees are copied and the signals begin.
-        self._warm = (
-            WarmPytest(python, environ, top_level_names(self._files))
-            if self.tests and settings.warm_tests and hasattr(os, "fork")
-            else None
-        )
+        self._warm = None
+        if self.tests and settings.warm_tests and hasattr(os, "fork"):
+            avoid = top_level_names(self._files)
+            usable = (
+                warm is not None and warm.python == python and warm.avoid is not None and warm.avoid >= avoid
+            )
+            self._warm = warm if usable else WarmPytest(python, environ, avoid)
+        if warm is not None and warm is not self._warm:
+            warm.close()
         self._pytest = PytestSignals(runner, config, environ, self._warm)
 
     def _select_tests(self) -> TestSelection:
@@ -166,7 +176,7 @@ class Evaluator:
         fail (the review of a branch), at the price of a run that a passing change did not need."""
         if self._static_baseline is None and self._modified():
             texts = self.baseline_texts()
-            self._static_baseline = self._pool.submit(self._static, texts, baseline=True)
+            self._static_baseline = self._pool.submit(self._static, texts)
         if tests and self._modified() and self.tests and not self._speculative:
             self._speculative = (
                 tuple(self.tests),
@@ -195,17 +205,7 @@ class Evaluator:
         if missing:
             self._remember(missing, self._start_tests("baseline", self._baseline_data(), missing).result())
         tests = tuple(s for f in failing_files for s in self._baseline_tests.get(f, ()))
-        static = self._static_baseline.result()
-        # The baseline was only compiled; where the candidate has a syntax error, the baseline's file gets
-        # the whole check (libcst too), so an old parse error is not taken for a new one.
-        broken = {s.path for s in current.signals if s.source == "syntax"}
-        texts = {path: text for path, text in self.baseline_texts().items() if path in broken}
-        if texts:
-            kept = tuple(s for s in static.signals if not (s.source == "syntax" and s.path in texts))
-            static = SignalSet.merge(
-                [SignalSet(kept, static.statuses), SignalSet(check_syntax(texts).signals)]
-            )
-        return SignalSet.merge([static, SignalSet(tests)])
+        return SignalSet.merge([self._static_baseline.result(), SignalSet(tests)])
 
     def _remember(self, test_files: Sequence[str], result: SignalSet) -> None:
         """Keep the baseline's signals per test file: the baseline never changes within a run."""
@@ -231,12 +231,11 @@ class Evaluator:
         baseline = self._baseline_for(current)
         return Evaluation(current, compare_change(self._change, baseline, current, texts))
 
-    def _static(self, texts: dict[str, str], baseline: bool = False) -> SignalSet:
+    def _static(self, texts: dict[str, str]) -> SignalSet:
         ruff = self._pool.submit(self._ruff.collect, self._change.root, texts)
-        # In a worker, not the caller: the caller is the main thread, where Ctrl-C lands, and an interrupt
-        # that lands inside an import (libcst's, the first time) can be lost with the import lock held,
-        # leaving every later import waiting. The main thread only waits on futures.
-        syntax = self._pool.submit(check_compile if baseline else check_syntax, texts)
+        # In a worker, not the caller: the caller is the main thread, where Ctrl-C lands, and the main
+        # thread only waits on futures.
+        syntax = self._pool.submit(check_compile, texts)
         return SignalSet.merge([ruff.result(), syntax.result()])
 
     def _start_tests(self, which: str, data: Mapping[str, bytes], tests: Sequence[str]) -> Future[SignalSet]:
@@ -325,18 +324,6 @@ class Evaluator:
             if self._warm is not None:
                 self._warm.kill_all()
         self.close()
-
-
-def top_level_names(files: Sequence[str]) -> set[str]:
-    """The project's own top-level modules and packages (``src/`` layouts included)."""
-    names = set()
-    for rel in files:
-        parts = PurePosixPath(rel).parts
-        if len(parts) > 1 and parts[0] in ("src", "lib"):
-            parts = parts[1:]
-        if parts:
-            names.add(parts[0].removesuffix(".py"))
-    return names
 
 
 def _test_file(signal: Signal) -> str:

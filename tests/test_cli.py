@@ -29,6 +29,16 @@ def test_version_and_help_without_heavy_imports() -> None:
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_every_command_has_its_function() -> None:
+    from coderefine.cli import _COMMANDS, command_function
+    from coderefine.cli_parser import build_parser
+
+    parser = build_parser()
+    choices = next(a.choices for a in parser._actions if a.dest == "command")
+    assert choices is not None and set(choices) == set(_COMMANDS)
+    assert all(callable(command_function(name)) for name in _COMMANDS)
+
+
 def test_version_through_the_module() -> None:
     done = subprocess.run([sys.executable, "-m", "coderefine", "--version"], capture_output=True, text=True)
     assert done.returncode == 0
@@ -184,12 +194,12 @@ def test_undo_with_nothing_to_undo(
 def test_internal_errors_exit_three(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from coderefine import cli
+    from coderefine.commands import local
 
     def boom(*args: object) -> int:
         raise RuntimeError("bug")
 
-    monkeypatch.setitem(cli._COMMANDS, "undo", boom)
+    monkeypatch.setattr(local, "command_undo", boom)
     assert run(["undo"])[0] == 3
     assert "internal error" in capsys.readouterr().err
 

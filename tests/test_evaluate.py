@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -172,29 +174,15 @@ def test_persistent_trees_can_be_turned_off(make_repo: RepoFactory, tmp_path: Pa
     assert (cache / "coderefine" / "trees").exists() == persistent
 
 
-def test_the_baseline_is_parsed_by_libcst_only_where_the_candidate_has_a_syntax_error(
-    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """libcst's parse of a big baseline costs tenths of a second: it runs only for files whose candidate
-    has a syntax error, so an old parse error still reads as old."""
-    from coderefine.signals import syntax
-    from coderefine.signals.base import Signal
-
-    parsed: list[str] = []
-
-    def fake_parse_error(path: str, text: str) -> Signal | None:
-        parsed.append(text)
-        if "# cst-error" not in text:
-            return None
-        return Signal("syntax", path, 1, 1, "syntax-error", "libcst cannot parse: x", "error")
-
-    monkeypatch.setattr(syntax, "parse_error", fake_parse_error)
+def test_syntax_signals_come_from_compile_alone(make_repo: RepoFactory) -> None:
+    """libcst's parse is the gate's (it guards writes), not a signal: evaluating a change never imports
+    libcst, and a compile() error reads as introduced or as existing like any other signal."""
     from coderefine.change import from_worktree
     from coderefine.gitio import GitRepo
     from coderefine.workspace import project_files
     from tests.conftest import SMALL_PROJECT
 
-    old = BUGGY + "# cst-error\n"
+    old = BUGGY + "def broken(:\n"
     root = make_repo({**SMALL_PROJECT, "pkg/mod.py": old})
     write_files(root, {"pkg/mod.py": old + "# edited\n"})
     repo = GitRepo.find(root)
@@ -202,9 +190,10 @@ def test_the_baseline_is_parsed_by_libcst_only_where_the_candidate_has_a_syntax_
     files = project_files(root, repo)
     with Evaluator(change, Settings(tests=False), SubprocessRunner(), ENV, files) as evaluator:
         seen = evaluator.evaluate({"pkg/mod.py": old + "# edited\n"})
+        fixed = evaluator.evaluate({"pkg/mod.py": BUGGY})
     assert [s.code for s in seen.comparison.introduced if s.source == "syntax"] == []
     assert [s.code for s in seen.comparison.existing if s.source == "syntax"] == ["syntax-error"]
-    parsed.clear()
-    with Evaluator(change, Settings(tests=False), SubprocessRunner(), ENV, files) as evaluator:
-        evaluator.evaluate({"pkg/mod.py": BUGGY + "# clean\n"})
-    assert parsed == [BUGGY + "# clean\n"]  # the candidate only: the baseline was compiled, not parsed
+    assert [s.code for s in fixed.comparison.fixed if s.source == "syntax"] == ["syntax-error"]
+    probe = "import sys, coderefine.evaluate; print('libcst' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from pathlib import Path
 from coderefine.errors import ToolMissingError, ToolTimeoutError
 from coderefine.runner import Runner
 from coderefine.signals.base import Signal, SignalSet, SourceStatus
+from coderefine.signals.interpreter import find_interpreter
 from coderefine.signals.related import imported_modules, is_test_file, module_name, related_tests
 from coderefine.signals.warm import WarmPytest
 
@@ -28,25 +28,6 @@ __all__ += ["module_name", "related_tests"]
 PLUGIN_DIR = Path(__file__).parent / "pytest_plugin"
 PLUGIN = "coderefine_pytest_report"
 DEFAULT_COMMAND = ("{python}", "-m", "pytest")
-
-
-def find_interpreter(root: Path, configured: str, environ: Mapping[str, str]) -> str:
-    """The project's Python: the setting, then a .venv in the project, then VIRTUAL_ENV, then ours.
-
-    A project's own .venv comes before VIRTUAL_ENV because pre-commit runs hooks with VIRTUAL_ENV set
-    to the hook's environment, which lacks the project's dependencies.
-    """
-    if configured:
-        path = Path(configured)
-        return str(path if path.is_absolute() or os.sep not in configured else root / path)
-    candidates = [root / ".venv", root / "venv"]
-    if environ.get("VIRTUAL_ENV"):
-        candidates.append(Path(environ["VIRTUAL_ENV"]))
-    for venv in candidates:
-        for exe in (venv / "bin" / "python", venv / "Scripts" / "python.exe"):
-            if exe.is_file():
-                return str(exe)
-    return sys.executable
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
-"""Syntax: libcst must parse the file and CPython must compile it.
+"""Syntax: CPython must compile the file (the signal), and libcst must parse it (the gate of a write).
 
-Both are needed: libcst accepts some code that CPython rejects (``return`` at module level,
-duplicate parameters) and ignores its python_version setting.
+Both are needed before a write: libcst accepts some code that CPython rejects (``return`` at module
+level, duplicate parameters) and ignores its python_version setting, and a file libcst cannot parse cannot
+be edited safely. As a signal, compile() alone says whether the code can run.
 """
 
 from __future__ import annotations
@@ -9,12 +10,6 @@ from __future__ import annotations
 import warnings
 
 from coderefine.signals.base import Signal, SignalSet, SourceStatus, anchor_of
-
-
-def syntax_error(path: str, text: str) -> Signal | None:
-    """The first syntax error of ``text``, or None when libcst and compile() both accept it."""
-    # compile() first: its locations are the more precise; libcst then catches what it cannot parse.
-    return compile_error(path, text) or parse_error(path, text)
 
 
 def compile_error(path: str, text: str) -> Signal | None:
@@ -68,14 +63,7 @@ def parse_error(path: str, text: str) -> Signal | None:
     return None
 
 
-def check_syntax(files: dict[str, str]) -> SignalSet:
-    """Syntax signals for every file (``path -> text``)."""
-    signals = tuple(s for path, text in files.items() if (s := syntax_error(path, text)) is not None)
-    return SignalSet(signals, (SourceStatus("syntax", "ok"),))
-
-
 def check_compile(files: dict[str, str]) -> SignalSet:
-    """compile() alone for every file: the baseline's check. libcst's parse of a baseline matters only
-    where the candidate has a syntax error to compare with, and is then done for that file alone."""
+    """The syntax signal of every file (``path -> text``): compile()'s errors."""
     signals = tuple(s for path, text in files.items() if (s := compile_error(path, text)) is not None)
     return SignalSet(signals, (SourceStatus("syntax", "ok"),))

@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO
 
 from coderefine.errors import ToolTimeoutError
@@ -34,11 +34,28 @@ _QUIET_REWRITE = (
 )
 
 
+def top_level_names(files: Sequence[str]) -> set[str]:
+    """The project's own top-level modules and packages (``src/`` layouts included): what the server must
+    never preload."""
+    names = set()
+    for rel in files:
+        parts = PurePosixPath(rel).parts
+        if len(parts) > 1 and parts[0] in ("src", "lib"):
+            parts = parts[1:]
+        if parts:
+            names.add(parts[0].removesuffix(".py"))
+    return names
+
+
 class WarmPytest:
     """The client side of the server. ``run`` has the ``Runner.run`` contract for pytest's arguments."""
 
-    def __init__(self, python: str, environ: Mapping[str, str], avoid: Iterable[str] = ()) -> None:
+    def __init__(self, python: str, environ: Mapping[str, str], avoid: Iterable[str] | None = ()) -> None:
+        """``avoid``: the project's top-level names, never preloaded; None starts the server before they
+        are known (it imports pytest meanwhile), and ``provide`` gives them later."""
         env = {k: v for k, v in environ.items() if k != "PYTHONPATH"}
+        self.python = python
+        self.avoid = None if avoid is None else frozenset(avoid)
         self._lock = threading.Lock()
         self._live: set[int] = set()
         self._ready: bool | None = None
@@ -46,7 +63,7 @@ class WarmPytest:
         self._count = 0
         try:
             self._proc: subprocess.Popen[str] | None = subprocess.Popen(
-                [python, str(SERVER), ",".join(sorted(set(avoid)))],
+                [python, str(SERVER), "-" if self.avoid is None else ",".join(sorted(self.avoid))],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
@@ -63,9 +80,26 @@ class WarmPytest:
             return None
         return proc.stdin, proc.stdout
 
+    def provide(self, avoid: Iterable[str]) -> None:
+        """The names a server started without them must not preload; once."""
+        with self._lock:
+            if self.avoid is not None:
+                raise ValueError("this server already has its names to avoid")
+            self.avoid = frozenset(avoid)
+            stdio = self._stdio()
+            try:
+                if stdio is not None:
+                    stdio[0].write(json.dumps({"avoid": sorted(self.avoid)}) + "\n")
+                    stdio[0].flush()
+            except OSError:
+                self._stop_server()
+
     def available(self) -> bool:
         """Whether the server is up (waits for it to finish importing on the first call)."""
         with self._lock:
+            if self._ready is None and self.avoid is None:
+                self._ready = False  # it would wait for its names forever
+                self._stop_server()
             if self._ready is None:
                 stdio = self._stdio()
                 line = stdio[1].readline() if stdio else ""

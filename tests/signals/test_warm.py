@@ -117,3 +117,51 @@ def test_a_project_whose_warnings_are_errors_runs_warm(tmp_path: Path) -> None:
         assert "1 passed" in done.out
     finally:
         warm.close()
+
+
+def test_a_server_started_before_its_names_are_known_serves_once_given_them(tmp_path: Path) -> None:
+    root = project(tmp_path, {"test_ok.py": "def test_ok():\n    pass\n"})
+    warm = WarmPytest(sys.executable, ENV, avoid=None)
+    try:
+        warm.provide({"pkg"})
+        with pytest.raises(ValueError):
+            warm.provide({"other"})
+        done = warm.run(["-q", "-p", "no:cacheprovider", "test_ok.py"], cwd=root, timeout=30, env=ENV)
+        assert done is not None and done.code == 0 and "1 passed" in done.out
+    finally:
+        warm.close()
+
+
+def test_a_server_never_given_its_names_is_not_used() -> None:
+    warm = WarmPytest(sys.executable, ENV, avoid=None)
+    try:
+        assert not warm.available()  # it would otherwise wait for them forever
+    finally:
+        warm.close()
+
+
+def test_names_given_late_still_keep_a_clashing_project_cold() -> None:
+    warm = WarmPytest(sys.executable, ENV, avoid=None)
+    try:
+        warm.provide({"pluggy"})
+        assert not warm.available()
+    finally:
+        warm.close()
+
+
+def test_prestart_hands_over_a_matching_server_and_replaces_a_wrong_guess(tmp_path: Path) -> None:
+    from coderefine.signals.prestart import early, prestart
+
+    started = early(tmp_path, ENV)
+    assert started is not None and started.avoid is None
+    same = prestart(tmp_path, Settings(), ENV, ["pkg/mod.py"], started)
+    assert same is started and same.avoid == {"pkg"}
+    same.close()
+    guessed = WarmPytest(str(tmp_path / "another-python"), ENV, avoid=None)
+    replaced = prestart(tmp_path, Settings(), ENV, ["pkg/mod.py"], guessed)
+    assert replaced is not None and replaced is not guessed and replaced.python == sys.executable
+    assert not guessed.available()  # stopped
+    replaced.close()
+    off = early(tmp_path, ENV)
+    assert prestart(tmp_path, Settings(tests=False), ENV, ["pkg/mod.py"], off) is None
+    assert off is not None and not off.available()

@@ -9,7 +9,9 @@ and reads the next request, so runs may overlap. It never imports the project's 
 every child imports them fresh, from the tree it runs in. Standard library and pytest only.
 
 Argument: a comma-separated list of top-level module names not to preload (the project's own packages, so
-that a project that is itself a pytest plugin is tested from its tree, not from site-packages).
+that a project that is itself a pytest plugin is tested from its tree, not from site-packages); or ``-``:
+the server imports pytest at once, then reads ``{"avoid": [...]}`` as the first line of its stdin before it
+loads the installed plugins (coderefine starts it before it knows the project's files).
 """
 
 from __future__ import annotations
@@ -24,8 +26,6 @@ from typing import Any
 
 def _preload(avoid: set[str]) -> None:
     import importlib.metadata
-
-    import pytest  # noqa: F401
 
     for entry in importlib.metadata.entry_points(group="pytest11"):
         if entry.value.split(".")[0].split(":")[0] in avoid:
@@ -80,14 +80,26 @@ def _child(request: dict[str, Any], base_path: list[str], started: int) -> None:
             os._exit(code)
 
 
+def _avoid() -> set[str]:
+    given = sys.argv[1] if len(sys.argv) > 1 else ""
+    if given != "-":
+        return {name for name in given.split(",") if name}
+    try:
+        return {str(name) for name in json.loads(sys.stdin.readline())["avoid"]}
+    except (ValueError, KeyError, TypeError):
+        sys.exit(0)  # coderefine gave up on this server
+
+
 def main() -> None:
-    avoid = {name for name in (sys.argv[1] if len(sys.argv) > 1 else "").split(",") if name}
     # Children are reaped by the kernel: coderefine watches their process groups and exit files.
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is coderefine's to handle; it stops us
     here = os.path.dirname(os.path.abspath(__file__))
     base_path = [p for p in sys.path if p and os.path.abspath(p) != here]
     try:
+        import pytest  # noqa: F401
+
+        avoid = _avoid()
         _preload(avoid)
     except ImportError as exc:
         sys.stdout.write(json.dumps({"error": str(exc)}) + "\n")
