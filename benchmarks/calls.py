@@ -1,4 +1,5 @@
-"""Billed input tokens per fixed task on HumanEvalFix, per call policy, with scripted models.
+"""Billed input tokens per fixed task, per call policy, with scripted models: on HumanEvalFix and on a
+shipped real-library suite.
 
 No model API is reachable here, so the model is the benchmark's oracle (its reviser answers with the
 canonical body) with its critic's issue anchored on the buggy line, as a real critic's would be; token
@@ -17,6 +18,7 @@ from dataclasses import dataclass, replace
 from coderefine.bench.harness import TaskResult, run_bench
 from coderefine.bench.models import OracleModel
 from coderefine.bench.strategies import STRATEGIES
+from coderefine.bench.suite import LibraryTask
 from coderefine.bench.tasks import Task, load_tasks, select_tasks
 from coderefine.config import Settings
 from coderefine.models.base import ModelReply, ModelRequest, Usage
@@ -33,13 +35,16 @@ def tokens(text: str) -> int:
 class BilledOracle:
     """The oracle, with usage counted as a caching provider would bill it."""
 
-    def __init__(self, task: Task, strategy: object = None) -> None:
+    def __init__(self, task: Task | LibraryTask, strategy: object = None) -> None:
         self._inner = OracleModel(task)
         self._task = task
         self._cached: set[str] = set()
-        prompt_lines = task.prompt.count("\n")
-        offset = next(i for i, line in enumerate(task.buggy_solution.splitlines()) if line.strip())
-        self._line = prompt_lines + offset + 1
+        if isinstance(task, LibraryTask):
+            self._line = task.line
+        else:
+            prompt_lines = task.prompt.count("\n")
+            offset = next(i for i, line in enumerate(task.buggy_solution.splitlines()) if line.strip())
+            self._line = prompt_lines + offset + 1
 
     @property
     def name(self) -> str:
@@ -80,10 +85,15 @@ def billed(result: TaskResult, one_call: bool) -> float:
 
 
 def measure(limit: int, names: Sequence[str], jobs: int = 2) -> list[PolicyFigures]:
-    tasks = select_tasks(load_tasks(), limit=limit, seed=SEED)
+    return measure_tasks(select_tasks(load_tasks(), limit=limit, seed=SEED), names, jobs)
+
+
+def measure_tasks(
+    tasks: Sequence[Task | LibraryTask], names: Sequence[str], jobs: int = 2
+) -> list[PolicyFigures]:
     strategies = [STRATEGIES[n] for n in names]
     results = run_bench(
-        tasks,
+        list(tasks),
         strategies,
         BilledOracle,
         Settings(),

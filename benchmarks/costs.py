@@ -1,7 +1,9 @@
-"""Tokens: a round against one-shot on one prompt, the call policies on HumanEvalFix, and the context of
-a one-line fix in a large module."""
+"""Tokens: a round against one-shot on one prompt, the call policies on HumanEvalFix and on a real-library
+suite, and the context of a one-line fix in a large module."""
 
 from __future__ import annotations
+
+import os
 
 from benchmarks.common import Row
 
@@ -108,6 +110,45 @@ def bench_calls(runs: int) -> list[Row]:
             )
         )
     return rows
+
+
+def bench_suite_calls(runs: int) -> list[Row]:
+    """The same policies on a shipped real-library suite's bug and feature tasks (built on first use into
+    the benchmark cache: a download from the package index and about a minute's build)."""
+    from benchmarks.calls import measure_tasks
+    from benchmarks.large import cache_dir
+    from coderefine.bench.manifest import library_suite, load_manifest
+    from coderefine.errors import UsageError
+    from coderefine.runner import SubprocessRunner
+
+    names = ["one-shot", "coderefine", "coderefine-merged"]
+    library = next(lib for lib in load_manifest() if lib.name == SUITE_LIBRARY)
+    try:
+        tasks, _ = library_suite(library, cache_dir() / "suites", SubprocessRunner(), os.environ, print)
+    except UsageError as exc:
+        return [Row(f"{library.requirement} suite", 0, "", "", None, f"skipped: {exc}")]
+    scored = [t for t in tasks if t.kind in ("bug", "feature")]
+    figures = {f.strategy: f for f in measure_tasks(scored, names)}
+    base = figures["one-shot"].billed_per_fixed
+    rows = []
+    for name in names:
+        f = figures[name]
+        ratio = f.billed_per_fixed / base
+        rows.append(
+            Row(
+                f"{name}: billed input per fixed task, {library.requirement}",
+                f.billed_per_fixed,
+                "tok",
+                "" if name == "one-shot" else "<= 2x",
+                None if name == "one-shot" else ratio <= 2,
+                f"{ratio:.2f}x one-shot; fixed {f.fixed}/{f.tasks} (oracle); "
+                f"{f.sent_per_task:.0f} sent per task",
+            )
+        )
+    return rows
+
+
+SUITE_LIBRARY = "inflection"
 
 
 def bench_context(runs: int) -> list[Row]:

@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from benchmarks.common import Row, render  # noqa: E402
-from benchmarks.costs import bench_calls, bench_context, bench_tokens  # noqa: E402
+from benchmarks.costs import bench_calls, bench_context, bench_suite_calls, bench_tokens  # noqa: E402
 from benchmarks.speed import bench_check, bench_gate, bench_hook, bench_round, bench_startup  # noqa: E402
 
 
@@ -100,6 +100,7 @@ BENCHMARKS: dict[str, Callable[[int], list[Row]]] = {
     "hook": bench_hook,
     "walls": bench_walls,
     "calls": bench_calls,
+    "suite-calls": bench_suite_calls,
     "context": bench_context,
 }
 

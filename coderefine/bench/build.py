@@ -8,6 +8,7 @@ the target and renamed into place at the end, so a half-built suite is never see
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import sys
@@ -31,6 +32,7 @@ from coderefine.bench.library import (
 from coderefine.bench.suite import LibraryTask, write_suite
 from coderefine.errors import UsageError
 from coderefine.runner import Runner
+from coderefine.signals.warm import WarmPytest, top_level_names
 
 __all__ = ["Progress", "Source", "make_suite"]
 
@@ -120,10 +122,18 @@ def _build(
     progress(f"{label}: running its tests twice for the baseline")
     deselect, baseline = _baseline(python, tree, runner, environ, label)
     progress(f"{label}: {len(baseline.passed())} tests green, {len(deselect)} left out (failing or flaky)")
-    progress(f"{label}: finding the lines its tests run")
-    covered = covered_lines(python, tree, runner, environ, deselect)
-    builder = Builder(label, tree, python, runner, environ, deselect, random.Random(seed), progress, covered)
-    found = builder.tasks(name, count)
+    progress(f"{label}: finding the lines each test runs")
+    coverage = covered_lines(python, tree, runner, environ, deselect)
+    # Every candidate's run forks from one process that has imported pytest: on a suite that runs in a
+    # second, the interpreter's start and pytest's import were most of each run.
+    warm = WarmPytest(python, environ, top_level_names(_python_files(tree))) if hasattr(os, "fork") else None
+    try:
+        rng = random.Random(seed)
+        builder = Builder(label, tree, python, runner, environ, deselect, rng, progress, coverage, warm)
+        found = builder.tasks(name, count)
+    finally:
+        if warm is not None:
+            warm.close()
     library = {
         "name": name,
         "version": version,
@@ -139,6 +149,10 @@ def _build(
     write_suite(folder, library, found)
     progress(f"{label}: {len(found)} tasks ({_counts(found)})")
     return found
+
+
+def _python_files(tree: Path) -> list[str]:
+    return [path.relative_to(tree).as_posix() for path in tree.rglob("*.py")]
 
 
 def _counts(tasks: Sequence[LibraryTask]) -> str:

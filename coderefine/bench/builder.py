@@ -12,14 +12,15 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from coderefine.bench.intents import STRENGTHS, bug_intent, clean_twins
-from coderefine.bench.library import SuiteRun, run_suite
+from coderefine.bench.library import Coverage, SuiteRun, run_suite
 from coderefine.bench.mutate import FunctionInfo, Site, apply, function_text, remove_body, sites
 from coderefine.bench.reviews import review_pairs, review_tasks
-from coderefine.bench.suite import Edit, LibraryTask, test_function
+from coderefine.bench.suite import Edit, LibraryTask, differing_lines, test_function
 from coderefine.errors import ToolError, UsageError
 from coderefine.runner import Runner
 from coderefine.signals.pytest import is_test_file
 from coderefine.signals.ruff import find_ruff
+from coderefine.signals.warm import WarmPytest
 
 Progress = Callable[[str], None]
 _NOT_LIBRARY = {"test", "tests", "testing", "docs", "doc", "scripts", "examples", "benchmarks", "build"}
@@ -27,6 +28,7 @@ _NOT_MODULE = {"setup.py", "conftest.py", "benchmark.py", "_version.py", "versio
 MAX_PER_FUNCTION = 3
 MUTANT_RUN_TIMEOUT = 30.0
 MUTANT_TEST_TIMEOUT = 2.0
+SLOW_RETRY = 5  # a test that passed its limit runs once more with a limit this many times longer
 
 
 def library_modules(tree: Path, label: str) -> list[str]:
@@ -55,9 +57,11 @@ class Builder:
         deselect: tuple[str, ...],
         rng: random.Random,
         progress: Progress,
-        covered: Mapping[str, set[int]],
+        coverage: Coverage,
+        warm: WarmPytest | None = None,
     ) -> None:
-        self.covered = covered
+        self.coverage = coverage
+        self.warm = warm
         self._functions: dict[str, dict[str, FunctionInfo]] = {}
         self.label, self.tree, self.python = label, tree, python
         self.runner, self.environ, self.deselect = runner, environ, deselect
@@ -68,24 +72,39 @@ class Builder:
         return library_modules(self.tree, self.label)
 
     def failing(self, path: str, text: str) -> SuiteRun | None:
-        """The suite's run with ``text`` as ``path``; None when it cannot finish."""
+        """The suite's run with ``text`` as ``path``; None when it cannot finish.
+
+        Only the tests that run the changed lines run (all of them when a changed line runs at import):
+        a test that never reaches a line cannot see it change. A run in which a test passed its time
+        limit runs once more with a limit five times longer, so that a busy machine does not decide what
+        is kept; a change that still makes a test hang, or makes the whole run pass its own limit (many
+        times a normal run's length), is no task: scoring must stay fast and certain."""
         target = self.tree / path
         original = target.read_text("utf-8")
+        only = self.coverage.tests_for(path, differing_lines(text, original))
+        if only is not None and not only:
+            return SuiteRun((), True, "no test runs the changed lines")
         target.write_text(text, "utf-8")
         try:
-            run = run_suite(
-                self.python,
-                self.tree,
-                self.runner,
-                self.environ,
-                deselect=self.deselect,
-                timeout=MUTANT_RUN_TIMEOUT,
-                test_timeout=MUTANT_TEST_TIMEOUT,
-            )
+            run = self._run(only, 1)
+            if run.finished and run.hung():
+                run = self._run(only, SLOW_RETRY)
         finally:
             target.write_text(original, "utf-8")
-        # A change that makes a test hang is no task: scoring must stay fast and certain.
         return run if run.finished and not run.hung() else None
+
+    def _run(self, only: tuple[str, ...] | None, slack: int) -> SuiteRun:
+        return run_suite(
+            self.python,
+            self.tree,
+            self.runner,
+            self.environ,
+            only=only,
+            deselect=self.deselect,
+            timeout=MUTANT_RUN_TIMEOUT * (2 if slack > 1 else 1),
+            test_timeout=MUTANT_TEST_TIMEOUT * slack,
+            warm=self.warm,
+        )
 
     def ruff_codes(self, path: str, text: str) -> list[str]:
         if self.ruff is None:
@@ -123,9 +142,9 @@ class Builder:
         clean_codes = {}
         for path, text in texts.items():
             clean_codes[path] = self.ruff_codes(path, text)
-            lines = self.covered.get(path, set())
+            lines = self.coverage.lines_of(path)
             for site in sites(text)[0]:
-                if self.covered and site.line not in lines:
+                if self.coverage and site.line not in lines:
                     continue
                 by_operator.setdefault(site.operator, []).append((path, site))
         queues = [by_operator[k] for k in sorted(by_operator)]
@@ -182,8 +201,8 @@ class Builder:
             for path, text in texts.items()
             for info in sites(text)[1]
             if (
-                not self.covered
-                or set(range(info.line + 1, info.end_line + 1)) & self.covered.get(path, set())
+                not self.coverage
+                or set(range(info.line + 1, info.end_line + 1)) & self.coverage.lines_of(path)
             )
             and info.docstring
             and info.statements >= 2

@@ -13,16 +13,18 @@ import sys
 import tarfile
 import tempfile
 import zipfile
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from coderefine.errors import ToolError, UsageError
 from coderefine.runner import Runner
 from coderefine.signals.pytest import PLUGIN, PLUGIN_DIR
+from coderefine.signals.warm import WarmPytest
 
 LINES_PLUGIN_DIR = Path(__file__).parent / "plugin"
 LINES_PLUGIN = "coderefine_bench_lines"
+ONLY_PLUGIN = "coderefine_bench_only"
 PIP_TIMEOUT = 600.0
 SUITE_TIMEOUT = 120.0
 TEST_TIMEOUT = 10.0
@@ -54,6 +56,35 @@ class SuiteRun:
 
     def message(self, nodeid: str) -> str:
         return next((o.message for o in self.outcomes if o.nodeid == nodeid), "")
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which tests run which lines of the library's own files (relative paths), from one traced run."""
+
+    tests: tuple[str, ...] = ()
+    lines: Mapping[str, Mapping[int, tuple[int, ...]]] = field(default_factory=dict)
+    outside: Mapping[str, frozenset[int]] = field(default_factory=dict)  # run at import, by no test
+
+    def __bool__(self) -> bool:
+        return bool(self.lines)
+
+    def lines_of(self, path: str) -> set[int]:
+        """The lines of ``path`` that run at all."""
+        return set(self.lines.get(path, {})) | set(self.outside.get(path, ()))
+
+    def tests_for(self, path: str, lines: Iterable[int]) -> tuple[str, ...] | None:
+        """The tests that run any of ``lines`` of ``path``; None when one of them runs outside every test
+        (at import: a change there may reach them all) or nothing was traced."""
+        if not self.lines:
+            return None
+        by_line, outside = self.lines.get(path, {}), self.outside.get(path, frozenset())
+        found: set[int] = set()
+        for line in lines:
+            if line in outside:
+                return None
+            found.update(by_line.get(line, ()))
+        return tuple(self.tests[i] for i in sorted(found))
 
 
 def download_sdist(requirement: str, folder: Path, runner: Runner) -> Path:
@@ -155,24 +186,38 @@ def run_suite(
     environ: Mapping[str, str],
     *,
     tests: Sequence[str] = (),
+    only: Sequence[str] | None = None,
     deselect: Sequence[str] = (),
     stop_first: bool = False,
     timeout: float = SUITE_TIMEOUT,
     test_timeout: float = TEST_TIMEOUT,
+    warm: WarmPytest | None = None,
 ) -> SuiteRun:
-    """Run the tests of ``tree`` (all, or ``tests``) with ``python``; one outcome per test.
+    """Run the tests of ``tree`` (all, or ``tests``; of those, only the node ids ``only``) with
+    ``python``; one outcome per test. ``warm`` runs them in a fork of a server that has imported pytest
+    (a cold run when it is gone).
 
     The project's own ``addopts`` are dropped (coverage, colours): the outcomes are what matters.
     """
     with tempfile.TemporaryDirectory(prefix="coderefine-suite-") as scratch:
         report = Path(scratch) / "report.jsonl"
-        argv = [python, "-m", "pytest", "-p", PLUGIN, "-p", "no:cacheprovider", "-q", "-o", "addopts="]
-        argv += ["--tb=short", "-rN"] + (["-x"] if stop_first else [])
-        argv += [f"--deselect={nodeid}" for nodeid in deselect]
-        argv += list(tests)
+        args = ["-p", PLUGIN, "-p", "no:cacheprovider", "-q", "-o", "addopts="]
+        args += ["--tb=short", "-rN"] + (["-x"] if stop_first else [])
+        args += [f"--deselect={nodeid}" for nodeid in deselect]
         env = _env(tree, report, environ, test_timeout)
+        if only is not None:
+            listed = Path(scratch) / "only.txt"
+            listed.write_text("\n".join(only) + "\n", "utf-8")
+            env["CODEREFINE_BENCH_ONLY"] = str(listed)
+            env["PYTHONPATH"] = os.pathsep.join([str(LINES_PLUGIN_DIR), env["PYTHONPATH"]])
+            args += ["-p", ONLY_PLUGIN]
+            # Only the files that hold them are collected.
+            tests = list(tests) or sorted({nodeid.split("::")[0] for nodeid in only})
+        args += list(tests)
         try:
-            done = runner.run(argv, cwd=tree, timeout=timeout, env=env)
+            done = warm.run(args, cwd=tree, timeout=timeout, env=env) if warm is not None else None
+            if done is None:
+                done = runner.run([python, "-m", "pytest", *args], cwd=tree, timeout=timeout, env=env)
         except ToolError as exc:
             return SuiteRun(_outcomes(report), False, str(exc))
         outcomes = _outcomes(report)
@@ -182,8 +227,9 @@ def run_suite(
 
 def covered_lines(
     python: str, tree: Path, runner: Runner, environ: Mapping[str, str], deselect: Sequence[str]
-) -> dict[str, set[int]]:
-    """The lines of the library's own files (not its tests) that its tests run, by relative path."""
+) -> Coverage:
+    """The lines of the library's own files (not its tests) that its tests run, and which tests run
+    each; empty when the traced run fails."""
     with tempfile.TemporaryDirectory(prefix="coderefine-lines-") as scratch:
         lines = Path(scratch) / "lines.json"
         env = _env(tree, Path(scratch) / "report.jsonl", environ, TEST_TIMEOUT * 5)
@@ -195,9 +241,16 @@ def covered_lines(
         try:
             runner.run(argv, cwd=tree, timeout=SUITE_TIMEOUT * 5, env=env)
             data = json.loads(lines.read_text("utf-8"))
-        except (ToolError, OSError, ValueError):
-            return {}
-    return {Path(k).as_posix(): set(v) for k, v in data.items()}
+            return Coverage(
+                tuple(data["tests"]),
+                {
+                    Path(name).as_posix(): {int(line): tuple(tests) for line, tests in by_line.items()}
+                    for name, by_line in data["lines"].items()
+                },
+                {Path(name).as_posix(): frozenset(found) for name, found in data["outside"].items()},
+            )
+        except (ToolError, OSError, ValueError, KeyError, TypeError):
+            return Coverage()
 
 
 def _env(tree: Path, report: Path, environ: Mapping[str, str], test_timeout: float) -> dict[str, str]:

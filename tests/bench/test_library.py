@@ -6,8 +6,9 @@ import os
 import sys
 from pathlib import Path
 
-from coderefine.bench.library import pin_pytest_root, run_suite
+from coderefine.bench.library import Coverage, covered_lines, pin_pytest_root, run_suite
 from coderefine.runner import SubprocessRunner
+from coderefine.signals.warm import WarmPytest
 
 ENV = {"PATH": os.environ["PATH"]}
 
@@ -33,3 +34,69 @@ def test_a_library_with_its_own_pytest_configuration_is_left_as_it_is(tmp_path: 
     (other / "pyproject.toml").write_text("[project]\nname = 'y'\n")
     pin_pytest_root(other)
     assert (other / "pytest.ini").read_text() == "[pytest]\n"
+
+
+LIBRARY = """TABLE = {n: n * n for n in range(3)}
+
+
+def square(n):
+    if n in TABLE:
+        return TABLE[n]
+    return n * n
+
+
+def shout(text):
+    return text.upper() + "!"
+"""
+
+LIBRARY_TESTS = """import pytest
+
+from lib import shout, square
+
+
+@pytest.mark.parametrize("n", [1, 5])
+def test_square(n):
+    assert square(n) == n * n
+
+
+def test_shout():
+    assert shout("hi") == "HI!"
+"""
+
+
+def small_library(tmp_path: Path) -> Path:
+    tree = tmp_path / "lib-tree"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "lib.py").write_text(LIBRARY)
+    (tree / "tests" / "test_lib.py").write_text(LIBRARY_TESTS)
+    pin_pytest_root(tree)
+    return tree
+
+
+def test_coverage_names_the_tests_that_run_each_line(tmp_path: Path) -> None:
+    tree = small_library(tmp_path)
+    coverage = covered_lines(sys.executable, tree, SubprocessRunner(), ENV, ())
+    assert coverage
+    shout_body, square_body = LIBRARY.count("\n", 0, LIBRARY.index("return text")) + 1, 5
+    assert coverage.tests_for("lib.py", [shout_body]) == ("tests/test_lib.py::test_shout",)
+    assert coverage.tests_for("lib.py", [square_body]) == (
+        "tests/test_lib.py::test_square[1]",
+        "tests/test_lib.py::test_square[5]",
+    )
+    assert coverage.tests_for("lib.py", [1]) is None  # the table is built at import: any test may see it
+    assert {1, square_body, shout_body} <= coverage.lines_of("lib.py")
+    assert not Coverage().tests_for("lib.py", [1]) and Coverage().tests_for("lib.py", [1]) is None
+
+
+def test_only_the_listed_tests_run_warm_or_cold(tmp_path: Path) -> None:
+    tree = small_library(tmp_path)
+    only = ["tests/test_lib.py::test_square[5]"]
+    cold = run_suite(sys.executable, tree, SubprocessRunner(), ENV, only=only)
+    warm = WarmPytest(sys.executable, ENV, {"lib", "tests"})
+    try:
+        forked = run_suite(sys.executable, tree, SubprocessRunner(), ENV, only=only, warm=warm)
+    finally:
+        warm.close()
+    assert cold.finished and forked.finished
+    assert cold.passed() == forked.passed() == {"tests/test_lib.py::test_square[5]"}
+    assert cold.outcomes == forked.outcomes

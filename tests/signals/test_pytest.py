@@ -93,6 +93,18 @@ def test_per_test_timeout_fails_only_the_slow_test(tmp_path: Path) -> None:
     assert result.statuses[0].state == "ok"
 
 
+def test_code_that_swallows_exceptions_still_stops_at_the_per_test_timeout(tmp_path: Path) -> None:
+    loop = (
+        "import time\n\n\ndef test_spin():\n    while True:\n        try:\n            time.sleep(0.01)\n"
+        "        except Exception:\n            pass\n"
+    )
+    write_files(tmp_path, {"test_spin.py": loop})
+    result = run(tmp_path, ["test_spin.py"], test_timeout=0.5, run_timeout=20)
+    [signal] = result.signals
+    assert signal.code == "test_spin.py::test_spin" and "longer than 0.5s" in signal.message
+    assert result.statuses[0].state == "ok"  # the test was stopped, not the whole run
+
+
 def test_a_run_that_hangs_is_stopped_and_reported(tmp_path: Path) -> None:
     write_files(
         tmp_path,

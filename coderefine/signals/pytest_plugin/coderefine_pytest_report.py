@@ -22,8 +22,9 @@ _TIMEOUT = float(os.environ.get("PYTEST_CODEREFINE_TIMEOUT", "0") or 0)
 _MAX_TEXT = 2000
 
 
-class TestTimeoutError(Exception):
-    """Raised inside a test that ran past its time limit."""
+class TestTimeoutError(BaseException):
+    """Raised inside a test that ran past its time limit. A BaseException, so that the code under test
+    cannot swallow it with ``except Exception`` and loop on (pytest still reports the test as failed)."""
 
 
 def _write(event: dict[str, Any]) -> None:

@@ -1,0 +1,80 @@
+"""The builder's check of one candidate: only the tests that run its lines, and time limits that a busy
+machine cannot turn into a verdict."""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from coderefine.bench import builder as builder_module
+from coderefine.bench.builder import Builder
+from coderefine.bench.library import covered_lines, pin_pytest_root
+from coderefine.runner import SubprocessRunner
+
+ENV = {"PATH": os.environ["PATH"]}
+
+LIBRARY = """import time
+
+
+def slow_double(n):
+    time.sleep(0.6)
+    return n * 2
+
+
+def loop(n):
+    total = 0
+    while n > 0:
+        n -= 1
+        total += n
+    return total
+"""
+
+TESTS = """from lib import loop, slow_double
+
+
+def test_slow_double():
+    assert slow_double(2) == 4
+
+
+def test_loop():
+    assert loop(3) == 3
+"""
+
+
+def make_builder(tmp_path: Path) -> Builder:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "lib.py").write_text(LIBRARY)
+    (tree / "test_lib.py").write_text(TESTS)
+    pin_pytest_root(tree)
+    runner = SubprocessRunner()
+    coverage = covered_lines(sys.executable, tree, runner, ENV, ())
+    return Builder("lib", tree, sys.executable, runner, ENV, (), random.Random(0), lambda m: None, coverage)
+
+
+def test_a_candidate_runs_only_the_tests_of_its_lines(tmp_path: Path) -> None:
+    builder = make_builder(tmp_path)
+    run = builder.failing("lib.py", LIBRARY.replace("total += n", "total += n + 1"))
+    assert run is not None
+    assert run.failed() == {"test_lib.py::test_loop"}
+    assert {o.nodeid for o in run.outcomes} == {"test_lib.py::test_loop"}  # the slow test never ran
+
+
+def test_a_run_slowed_past_its_limit_is_run_again_with_more_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(builder_module, "MUTANT_TEST_TIMEOUT", 0.3)  # as if the machine were busy
+    builder = make_builder(tmp_path)
+    run = builder.failing("lib.py", LIBRARY.replace("return n * 2", "return n * 3"))
+    assert run is not None and run.failed() == {"test_lib.py::test_slow_double"}
+
+
+def test_a_candidate_that_hangs_is_no_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(builder_module, "MUTANT_TEST_TIMEOUT", 0.2)
+    builder = make_builder(tmp_path)
+    assert builder.failing("lib.py", LIBRARY.replace("n -= 1", "n -= 0")) is None
+    assert (builder.tree / "lib.py").read_text() == LIBRARY  # put back
