@@ -4,6 +4,7 @@ score 0%. Neither needs a network or a key."""
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Protocol
 
 from coderefine.bench.suite import REVIEW_KINDS
@@ -26,6 +27,30 @@ class OracleModel:
 
     def __init__(self, task: _Known) -> None:
         self._task = task
+        self._start: str | None = None
+
+    def _line_of(self, wrong: str, right: str) -> int:
+        """The line, in the file the task starts from, where ``wrong`` first differs from ``right``: where
+        a real critic points, so that a reviser shown only part of a large module sees it. 1 when the task
+        cannot say (a HumanEvalFix task's file is small and always shown whole)."""
+        start_text = getattr(self._task, "start_text", None)
+        clean_module = getattr(self._task, "clean_module", None)
+        if not callable(start_text) or not callable(clean_module):
+            return 1
+        if self._start is None:
+            try:
+                self._start = str(start_text(clean_module()))
+            except (OSError, ValueError):
+                self._start = ""
+        at = self._start.find(wrong)
+        if at < 0:
+            return 1
+        first = self._start.count("\n", 0, at) + 1
+        old, new = wrong.splitlines(), right.splitlines()
+        for tag, i1, _, _, _ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+            if tag != "equal":
+                return first + min(i1, max(len(old) - 1, 0))
+        return first
 
     @property
     def name(self) -> str:
@@ -37,16 +62,25 @@ class OracleModel:
         buggy = bool(wrong)
         usage = Usage(len(sent) // 4, 50)
         if request.role == "critic":
-            first = next((line.strip() for a, _ in wrong[:1] for line in a.splitlines() if line.strip()), "")
-            line = 1
-            if getattr(self._task, "kind", "") in REVIEW_KINDS and wrong:
-                # A review is caught on the mutant's own line: point there, not at the function.
-                first = _first_difference(*wrong[0]) or first
-                line = int(getattr(self._task, "line", 1))
-            critique: dict[str, object] = {
-                "verdict": "revise" if buggy else "pass",
-                "summary": "the body differs from the canonical solution" if buggy else "matches",
-                "issues": [
+            # A large module may be shown in part: a function outside the excerpts is only named in the
+            # outline, where a critic that knows the bug would still point (at its line), so that the
+            # reviser is shown it.
+            outlined = [
+                (a, b)
+                for a, b in self._task.oracle_edits()
+                if (a, b) not in wrong and a.strip() != b.strip() and _outlined(a, sent)
+            ]
+            buggy = bool(wrong or outlined)
+            issues = []
+            for a, b in wrong + outlined:
+                first = next((line.strip() for line in a.splitlines() if line.strip()), "")
+                if getattr(self._task, "kind", "") in REVIEW_KINDS:
+                    # A review is caught on the mutant's own line: point there, not at the function.
+                    first = _first_difference(a, b) or first
+                    line = int(getattr(self._task, "line", 1))
+                else:
+                    line = self._line_of(a, b)
+                issues.append(
                     {
                         "title": "bug",
                         "severity": "error",
@@ -55,9 +89,11 @@ class OracleModel:
                         "evidence": first,
                         "suggestion": "use the canonical body",
                     }
-                ]
-                if buggy
-                else [],
+                )
+            critique: dict[str, object] = {
+                "verdict": "revise" if buggy else "pass",
+                "summary": "the body differs from the canonical solution" if buggy else "matches",
+                "issues": issues,
             }
             edits_asked = request.tool is not None and "edits" in request.tool.input_schema["properties"]
             if buggy and edits_asked:
@@ -66,6 +102,17 @@ class OracleModel:
         if not buggy:
             return ModelReply("No change.", usage, self.name)
         return ModelReply("".join(_edit(self._task.path, a, b) for a, b in wrong), usage, self.name)
+
+
+def _outlined(function: str, sent: str) -> bool:
+    """Whether ``sent`` names the definition that ``function`` holds only in a view's outline
+    (``LINE: def name(...)``), not in full."""
+    found = re.search(r"^\s*(?:async\s+)?(def|class)\s+(\w+)", function, re.MULTILINE)
+    if found is None:
+        return False
+    keyword, name = found.group(1), found.group(2)
+    prefix = "(?:async )?def" if keyword == "def" else "class"
+    return re.search(rf"^\d+: {prefix} {re.escape(name)}\b", sent, re.MULTILINE) is not None
 
 
 def _first_difference(wrong: str, right: str) -> str:
