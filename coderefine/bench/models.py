@@ -3,6 +3,7 @@ score 0%. Neither needs a network or a key."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 from typing import Protocol
@@ -29,28 +30,40 @@ class OracleModel:
         self._task = task
         self._start: str | None = None
 
+    def _start_text(self) -> str:
+        """The file the task starts from; empty when the task cannot say (a HumanEvalFix task, whose
+        file is small and always shown whole)."""
+        if self._start is None:
+            start_text = getattr(self._task, "start_text", None)
+            clean_module = getattr(self._task, "clean_module", None)
+            self._start = ""
+            if callable(start_text) and callable(clean_module):
+                with contextlib.suppress(OSError, ValueError):
+                    self._start = str(start_text(clean_module()))
+        return self._start
+
     def _line_of(self, wrong: str, right: str) -> int:
         """The line, in the file the task starts from, where ``wrong`` first differs from ``right``: where
-        a real critic points, so that a reviser shown only part of a large module sees it. 1 when the task
-        cannot say (a HumanEvalFix task's file is small and always shown whole)."""
-        start_text = getattr(self._task, "start_text", None)
-        clean_module = getattr(self._task, "clean_module", None)
-        if not callable(start_text) or not callable(clean_module):
-            return 1
-        if self._start is None:
-            try:
-                self._start = str(start_text(clean_module()))
-            except (OSError, ValueError):
-                self._start = ""
-        at = self._start.find(wrong)
+        a real critic points, so that a reviser shown only part of a large module sees it."""
+        start = self._start_text()
+        at = start.find(wrong) if start else -1
         if at < 0:
             return 1
-        first = self._start.count("\n", 0, at) + 1
+        first = start.count("\n", 0, at) + 1
         old, new = wrong.splitlines(), right.splitlines()
         for tag, i1, _, _, _ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
             if tag != "equal":
                 return first + min(i1, max(len(old) - 1, 0))
         return first
+
+    def _pieces(self, wrong: str, right: str) -> list[tuple[str, str]]:
+        """The edits that turn ``wrong`` into ``right``: the changed lines with just enough lines around
+        them to be unique in the file, as a reviser shown a window of a long function would write them;
+        the whole function when the file is not known."""
+        start = self._start_text()
+        if not start or start.count(wrong) != 1:
+            return [(wrong, right)]
+        return _hunks(wrong, right, start)
 
     @property
     def name(self) -> str:
@@ -58,18 +71,17 @@ class OracleModel:
 
     def complete(self, request: ModelRequest) -> ModelReply:
         sent = request.prompt_text()
-        wrong = [(a, b) for a, b in self._task.oracle_edits() if a.strip() and a.strip() in sent]
-        buggy = bool(wrong)
+        edits = [(a, b) for a, b in self._task.oracle_edits() if a.strip() and a != b]
+        # What of each wrong function is in sight: the pieces whose text the request shows.
+        seen = {(a, b): [p for p in self._pieces(a, b) if p[0].strip() in sent] for a, b in edits}
+        wrong = [(a, b) for a, b in edits if seen[(a, b)]]
+        blocks = "".join(_edit(self._task.path, s, r) for a, b in wrong for s, r in seen[(a, b)])
         usage = Usage(len(sent) // 4, 50)
         if request.role == "critic":
             # A large module may be shown in part: a function outside the excerpts is only named in the
             # outline, where a critic that knows the bug would still point (at its line), so that the
             # reviser is shown it.
-            outlined = [
-                (a, b)
-                for a, b in self._task.oracle_edits()
-                if (a, b) not in wrong and a.strip() != b.strip() and _outlined(a, sent)
-            ]
+            outlined = [(a, b) for a, b in edits if (a, b) not in wrong and _outlined(a, sent)]
             buggy = bool(wrong or outlined)
             issues = []
             for a, b in wrong + outlined:
@@ -96,12 +108,34 @@ class OracleModel:
                 "issues": issues,
             }
             edits_asked = request.tool is not None and "edits" in request.tool.input_schema["properties"]
-            if buggy and edits_asked:
-                critique["edits"] = "".join(_edit(self._task.path, a, b) for a, b in wrong)
+            if wrong and edits_asked:
+                critique["edits"] = blocks
             return ModelReply("", usage, self.name, tool_input=critique)
-        if not buggy:
+        if not wrong:
             return ModelReply("No change.", usage, self.name)
-        return ModelReply("".join(_edit(self._task.path, a, b) for a, b in wrong), usage, self.name)
+        return ModelReply(blocks, usage, self.name)
+
+
+def _hunks(wrong: str, right: str, start: str) -> list[tuple[str, str]]:
+    old, new = wrong.splitlines(keepends=True), right.splitlines(keepends=True)
+    changes = [
+        op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"
+    ]
+    windows: list[list[int]] = []  # [old start, old end, new start, new end] of each piece
+    for _, i1, i2, j1, j2 in changes:
+        context = 1
+        while True:
+            a1, a2 = max(i1 - context, 0), min(i2 + context, len(old))
+            search = "".join(old[a1:a2])
+            if (search.strip() and start.count(search) == 1) or (a1 == 0 and a2 == len(old)):
+                break
+            context *= 2
+        window = [a1, a2, j1 - (i1 - a1), j2 + (a2 - i2)]
+        if windows and window[0] < windows[-1][1]:  # overlaps the previous piece: one piece
+            windows[-1][1], windows[-1][3] = window[1], window[3]
+        else:
+            windows.append(window)
+    return [("".join(old[a1:a2]), "".join(new[b1:b2])) for a1, a2, b1, b2 in windows]
 
 
 def _outlined(function: str, sent: str) -> bool:

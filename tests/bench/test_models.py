@@ -1,0 +1,76 @@
+"""The oracle on a large module shown in part: it points where a critic that knows the bug would."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from coderefine.bench.models import OracleModel
+from coderefine.models.base import Block, Message, ModelRequest
+
+CLEAN = "def helper(x):\n    return x + 1\n"
+MUTANT = "def helper(x):\n    return x + 2\n"
+MODULE = "import os\n\n\n" + "\n".join(f"A{i} = {i}" for i in range(100)) + "\n\n\n" + CLEAN
+
+
+@dataclass(frozen=True)
+class FakeTask:
+    path: str = "pkg/mod.py"
+    kind: str = "bug"
+    line: int = 1
+
+    def oracle_edits(self) -> list[tuple[str, str]]:
+        return [(MUTANT, CLEAN)]
+
+    def clean_module(self) -> str:
+        return MODULE
+
+    def start_text(self, clean: str) -> str:
+        return clean.replace(CLEAN, MUTANT)
+
+
+def critic_request(shown: str) -> ModelRequest:
+    return ModelRequest("critic", (Block("critic"),), (Message.user(shown),), 1000)
+
+
+def test_the_critic_points_at_the_mutated_line_of_the_start_text() -> None:
+    reply = OracleModel(FakeTask()).complete(critic_request(MODULE.replace(CLEAN, MUTANT)))
+    assert reply.tool_input is not None and reply.tool_input["verdict"] == "revise"
+    [issue] = reply.tool_input["issues"]
+    assert issue["line"] == MODULE.splitlines().index("def helper(x):") + 2  # the return line
+
+
+def test_a_function_named_only_in_the_outline_is_still_pointed_at() -> None:
+    outline = "Outline of the definitions not shown:\n106: def helper(x)\n"
+    reply = OracleModel(FakeTask()).complete(critic_request("import os\n" + outline))
+    assert reply.tool_input is not None and reply.tool_input["verdict"] == "revise"
+    assert reply.tool_input["issues"][0]["line"] > 100
+
+
+def test_a_correct_function_in_full_passes() -> None:
+    reply = OracleModel(FakeTask()).complete(critic_request(MODULE))
+    assert reply.tool_input is not None and reply.tool_input["verdict"] == "pass"
+
+
+def test_a_long_function_is_fixed_by_its_changed_lines_alone() -> None:
+    """A reviser shown a window of a long function edits the lines it sees: so does the oracle."""
+    body = "".join(f"    step{i} = {i}\n" for i in range(60))
+    clean = "def long(x):\n" + body + "    return x + 1\n"
+    mutant = clean.replace("return x + 1", "return x + 2")
+
+    @dataclass(frozen=True)
+    class LongTask(FakeTask):
+        def oracle_edits(self) -> list[tuple[str, str]]:
+            return [(mutant, clean)]
+
+        def clean_module(self) -> str:
+            return "import os\n\n\n" + clean
+
+        def start_text(self, text: str) -> str:
+            return text.replace(clean, mutant)
+
+    window = "".join(mutant.splitlines(keepends=True)[40:])  # the last lines only, as a focused view
+    reply = OracleModel(LongTask()).complete(
+        ModelRequest("reviser", (Block("reviser"),), (Message.user(window),), 1000)
+    )
+    assert "<<<<<<< SEARCH\n    step59 = 59\n    return x + 2\n=======\n" in reply.text
+    assert "def long" not in reply.text
