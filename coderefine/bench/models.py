@@ -146,7 +146,8 @@ def _outlined(function: str, sent: str) -> bool:
         return False
     keyword, name = found.group(1), found.group(2)
     prefix = "(?:async )?def" if keyword == "def" else "class"
-    return re.search(rf"^\d+: {prefix} {re.escape(name)}\b", sent, re.MULTILINE) is not None
+    # Methods are indented under their class.
+    return re.search(rf"^\d+:\s+{prefix} {re.escape(name)}\b", sent, re.MULTILINE) is not None
 
 
 def _first_difference(wrong: str, right: str) -> str:

@@ -40,7 +40,7 @@ def test_the_critic_points_at_the_mutated_line_of_the_start_text() -> None:
 
 
 def test_a_function_named_only_in_the_outline_is_still_pointed_at() -> None:
-    outline = "Outline of the definitions not shown:\n106: def helper(x)\n"
+    outline = "Outline of the definitions not shown:\n90: class Box\n106:     def helper(x)\n"
     reply = OracleModel(FakeTask()).complete(critic_request("import os\n" + outline))
     assert reply.tool_input is not None and reply.tool_input["verdict"] == "revise"
     assert reply.tool_input["issues"][0]["line"] > 100
