@@ -145,8 +145,10 @@ def issue_excerpts(views: Mapping[str, FileView], critique: Critique) -> str:
     parts: list[str] = []
     for issue in critique.issues:
         view = views.get(issue.path)
-        if view is None or view.whole or view.shows(issue.line, issue.end_line or issue.line):
+        if view is None or view.whole:
             continue
+        # Not only the issue's own lines: an issue anchored on a definition's first line (its evidence
+        # quoted the `def` line) is about its body, which the view may leave out.
         wider = view_of(view.path, view.text, range(issue.line, (issue.end_line or issue.line) + 1), 1)
         parts.extend(excerpt(view, s) for s in wider.excerpts if not view.shows(*s))
     if not parts:

@@ -156,3 +156,22 @@ def test_lint_signals_already_in_a_whole_file_are_context_not_faults() -> None:
         .messages[0]
         .text
     )
+
+
+def test_an_issue_on_a_definitions_first_line_shows_the_reviser_its_body() -> None:
+    """A critic quoting the `def` line anchors its issue there; the reviser needs the body below it."""
+    from coderefine.context import view_of
+    from coderefine.critique import Critique, Issue
+    from coderefine.prompting import issue_excerpts
+
+    body = "".join(f"    step{i} = {i}\n" for i in range(20))
+    text = "import os\n\n\ndef shown():\n    return 1\n\n\n" + "\n".join(
+        f"def f{n}(x):\n{body}    return x + {n}\n\n" for n in range(30)
+    )
+    start = text.splitlines().index("def f20(x):") + 1
+    # The function before it is in focus: its surrounding lines show f20's def line, not its body.
+    view = view_of("m.py", text, [start - 5], 40)
+    assert not view.whole and view.shows(start, start) and not view.shows(start + 21, start + 21)
+    issue = Issue("bug", "error", "m.py", start, start, "def f20(x):", "fix it")
+    extra = issue_excerpts({"m.py": view}, Critique("revise", "wrong", (issue,)))
+    assert "return x + 20" in extra

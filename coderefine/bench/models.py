@@ -85,10 +85,10 @@ class OracleModel:
             buggy = bool(wrong or outlined)
             issues = []
             for a, b in wrong + outlined:
-                first = next((line.strip() for line in a.splitlines() if line.strip()), "")
+                # The evidence is the faulty line itself, where a real critic would quote (the critique's
+                # line is anchored on it).
+                first = _first_difference(a, b) or next((x.strip() for x in a.splitlines() if x.strip()), "")
                 if getattr(self._task, "kind", "") in REVIEW_KINDS:
-                    # A review is caught on the mutant's own line: point there, not at the function.
-                    first = _first_difference(a, b) or first
                     line = int(getattr(self._task, "line", 1))
                 else:
                     line = self._line_of(a, b)
@@ -152,13 +152,14 @@ def _outlined(function: str, sent: str) -> bool:
 
 def _first_difference(wrong: str, right: str) -> str:
     """The first line of ``wrong`` where it differs from ``right``, stripped; where ``wrong`` lacks a
-    line of ``right``, the line before the gap."""
+    line of ``right``, the line at the gap (the one before it when the gap is at the end): the lines on
+    either side of a missing line both count as the mutant's."""
     old, new = wrong.splitlines(), right.splitlines()
     for tag, i1, _, _, _ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag in ("replace", "delete"):
             return old[i1].strip()
         if tag == "insert" and old:
-            return old[max(i1 - 1, 0)].strip()
+            return old[min(i1, len(old) - 1)].strip()
     return ""
 
 
