@@ -27,6 +27,12 @@ SLOW_TEST = (
 )
 
 
+def interruptible() -> None:
+    """In the child before it starts: Ctrl-C's default, even when this test run was started in the
+    background by a shell (which ignores SIGINT there, and an ignored signal stays ignored across exec)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_fix(root: Path, env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "coderefine", "fix", "pkg/mod.py"],
@@ -35,6 +41,7 @@ def start_fix(root: Path, env: dict[str, str]) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=interruptible,
     )
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_interrupts import interruptible
+
 
 @contextmanager
 def silent_server(asked: threading.Event) -> Iterator[str]:
@@ -68,6 +70,7 @@ def test_a_signal_stops_the_bench_while_a_model_reply_is_awaited(tmp_path: Path,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=interruptible,
         )
         try:
             assert asked.wait(60), "the bench never asked the model"
