@@ -61,6 +61,7 @@ def staged_bug(make_repo: RepoFactory) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_fix_hook_changes_the_file_and_fails(staged_bug: Path, pre_commit_home: Path, tmp_path: Path) -> None:
     replay = replay_file(tmp_path / "fix.jsonl", ("critic", revise()), ("reviser", FIX), ("critic", PASS))
     done = try_repo(staged_bug, "coderefine", pre_commit_home, replay, tests=True)
@@ -70,6 +71,7 @@ def test_fix_hook_changes_the_file_and_fails(staged_bug: Path, pre_commit_home: 
     assert "return a + b" in (staged_bug / "pkg/mod.py").read_text()
 
 
+@pytest.mark.slow
 def test_check_hook_fails_a_bad_change_then_hits_the_cache(
     staged_bug: Path, pre_commit_home: Path, tmp_path: Path
 ) -> None:
@@ -85,6 +87,7 @@ def test_check_hook_fails_a_bad_change_then_hits_the_cache(
     assert "(cached)" in second.stdout and "1 from the cache" in second.stdout
 
 
+@pytest.mark.slow
 def test_check_hook_passes_a_clean_change(
     make_repo: RepoFactory, pre_commit_home: Path, tmp_path: Path
 ) -> None:

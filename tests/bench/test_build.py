@@ -125,6 +125,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "suite"
 
 
+@pytest.mark.slow
 def test_make_suite_builds_bug_and_feature_tasks(suite: Path) -> None:
     library, tasks = load_suite(suite)
     assert library["name"] == "textkit-src"
@@ -153,6 +154,7 @@ def test_make_suite_builds_bug_and_feature_tasks(suite: Path) -> None:
     assert not list(suite.parent.glob(".suite.building-*"))
 
 
+@pytest.mark.slow
 def test_a_task_starts_broken_and_its_hidden_tests_are_gone(suite: Path, tmp_path: Path) -> None:
     _, tasks = load_suite(suite)
     task = next((t for t in tasks if t.hidden), tasks[0])
@@ -168,6 +170,7 @@ def test_a_task_starts_broken_and_its_hidden_tests_are_gone(suite: Path, tmp_pat
         assert f"def {name}(" not in tests
 
 
+@pytest.mark.slow
 def test_the_same_seed_builds_the_same_suite(suite: Path, tmp_path: Path) -> None:
     project = make_project(tmp_path / "textkit-src")
     make_suite(Source(path=project), tmp_path / "again", SubprocessRunner(), ENV, tasks=8, seed=3)
@@ -176,6 +179,7 @@ def test_the_same_seed_builds_the_same_suite(suite: Path, tmp_path: Path) -> Non
     assert first == second
 
 
+@pytest.mark.slow
 def test_oracle_fixes_all_and_do_nothing_none(suite: Path, tmp_path: Path) -> None:
     _, tasks = load_suite(suite)
     nothing = DoNothingModel()
@@ -192,6 +196,7 @@ def test_oracle_fixes_all_and_do_nothing_none(suite: Path, tmp_path: Path) -> No
     assert not any(r.changed for r in none)
 
 
+@pytest.mark.slow
 def test_review_tasks_hide_one_mutated_line_among_many_changed(suite: Path) -> None:
     _, tasks = load_suite(suite)
     review = next(t for t in tasks if t.kind == "review")
@@ -205,6 +210,7 @@ def test_review_tasks_hide_one_mutated_line_among_many_changed(suite: Path) -> N
     assert negative.mutated_lines(MODULE) == frozenset()
 
 
+@pytest.mark.slow
 def test_review_self_checks(suite: Path) -> None:
     """Oracle: every mutant caught, its verified fix fixes it, no false alarm; do-nothing: nothing."""
     _, tasks = load_suite(suite)

@@ -24,6 +24,7 @@ def oracle(task: object, strategy: object = None) -> OracleModel:
     return OracleModel(task)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_every_strategy_with_the_oracle_fixes_every_task(tmp_path: Path) -> None:
     tasks = select_tasks(load_tasks(), ids=["0", "1", "26"])
     results = run_bench(
