@@ -40,6 +40,7 @@ from coderefine.runner import Runner
 from coderefine.session import Ledger, RejectedEdit, Session
 from coderefine.shard import shard_files
 from coderefine.signals.base import SEVERITY_RANK, Comparison, SourceStatus
+from coderefine.signals.warm import WarmPytest
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,7 @@ def run_review(
     shard: tuple[int, int] | None = None,
     jobs: int = 1,
     on_file: Callable[[int, int, float], None] | None = None,
+    warm: WarmPytest | None = None,
 ) -> ReviewReport:
     """Review ``change``; with ``shard`` (K, N), only the files of shard K (``shard.shard_files`` by
     size) are reported and critiqued, while the signals still come from the whole change against the merge
@@ -173,7 +175,8 @@ def run_review(
 
     ``jobs`` files are critiqued (and their fixes proposed) at once; the signal runs of proposed fixes
     take turns. When the budget is reached, files not yet started are listed as not reviewed.
-    ``on_file(done, total, cost so far)`` is called as each file's review ends (progress)."""
+    ``on_file(done, total, cost so far)`` is called as each file's review ends (progress). ``warm``: a
+    warm test server already started for the project (``signals.prestart``)."""
     mine = _shard_paths(change, shard)
     changed = {f.path for f in change.files}
     head_texts = {f.path: f.after.text for f in change.files}
@@ -184,7 +187,7 @@ def run_review(
     not_reviewed: list[str] = []
     ledger = Ledger(settings, clock)
     with Evaluator(
-        change, settings, runner, environ, project_files, populate_tree=populate_tree
+        change, settings, runner, environ, project_files, populate_tree=populate_tree, warm=warm
     ) as evaluator:
         # The merge base's tests run alongside the head's: a review exists to find failures, and when the
         # head fails a test, the base's result is then already there.

@@ -15,6 +15,7 @@ from coderefine.commands import settings_flags
 
 if TYPE_CHECKING:
     from coderefine.review import ReviewReport
+    from coderefine.signals.warm import WarmPytest
 
 _REVIEW_FORMATS = ("text", "json", "markdown", "sarif", "github", "gitlab")
 
@@ -49,6 +50,19 @@ def _check_output_path(value: str, path: Path) -> None:
 
 
 def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.signals.prestart import early
+
+    # Started before anything else: pytest's import in the warm server overlaps the review's own start
+    # (imports, git, the model's SDK). Closing it again after the review is harmless.
+    started = early(Path.cwd(), os.environ) if args.tests is not False else None
+    try:
+        return _review(args, out, started)
+    finally:
+        if started is not None:
+            started.close()
+
+
+def _review(args: argparse.Namespace, out: TextIO, started: WarmPytest | None) -> int:
     from coderefine.change import from_branch
     from coderefine.config import load_settings
     from coderefine.errors import GitError, MissingKeyError, UsageError
@@ -58,6 +72,7 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.review import choose_intent, run_review
     from coderefine.runner import SubprocessRunner
     from coderefine.shard import parse_shard
+    from coderefine.signals.prestart import prestart
 
     outputs = _parse_outputs(args.output)
     shard = parse_shard(args.shard) if args.shard else None
@@ -108,13 +123,14 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     # A checkout of the head (CI's usual case) is copied from the working tree, which a persistent copy
     # follows file by file; any other head is exported from git in full.
     tracked = repo.clean_at(head_sha)
+    files = tracked if tracked is not None else repo.project_files()
     report = run_review(
         change,
         settings,
         model,
         SubprocessRunner(),
         os.environ,
-        tracked if tracked is not None else repo.project_files(),
+        files,
         intent=intent,
         intent_source=source,
         head=head_sha,
@@ -123,6 +139,7 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         shard=shard,
         jobs=jobs,
         on_file=_ReviewProgress(sys.stderr) if model is not None else None,
+        warm=prestart(repo.root, settings, os.environ, files, started),
     )
     write_outputs(report, outputs, out)
     if args.github_review:
