@@ -50,6 +50,26 @@ def signal_text(signal: Signal) -> str:
     return text
 
 
+FULL_CASES = 2  # failing cases of one parametrized test shown with their traceback; the rest in one line
+
+
+def signal_lines(signals: Sequence[Signal]) -> list[str]:
+    """Each signal as text. The cases of one parametrized test share its code and most of its traceback:
+    the first ``FULL_CASES`` are shown whole, the others by their id and message alone (a suite with
+    dozens of failing cases of one test spent most of a request on repeated tracebacks)."""
+    seen: dict[str, int] = {}
+    lines = []
+    for signal in signals:
+        if signal.source == "pytest" and "[" in signal.code:
+            test = signal.code.split("[", 1)[0]
+            seen[test] = seen.get(test, 0) + 1
+            if seen[test] > FULL_CASES:
+                lines.append(f"- [{signal.severity}] {signal.code}: {signal.message}")
+                continue
+        lines.append(signal_text(signal))
+    return lines
+
+
 NOT_COLLECTED = "(not collected: no linter or test was run; nothing is known about the code's signals)"
 
 
@@ -88,7 +108,7 @@ def signals_section(comparison: Comparison, context: Sequence[Signal] = ()) -> s
     """The signals the change introduced; of a whole-file review, the lint signals that were already in
     the files at the start of the run (``context``) are listed apart, as context, not as faults."""
     introduced, older = split_context(comparison, context)
-    lines = [signal_text(s) for s in introduced[:MAX_SIGNALS]]
+    lines = signal_lines(introduced[:MAX_SIGNALS])
     if len(introduced) > MAX_SIGNALS:
         lines.append(f"- ... and {len(introduced) - MAX_SIGNALS} more")
     for status in comparison.missing():

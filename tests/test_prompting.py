@@ -175,3 +175,29 @@ def test_an_issue_on_a_definitions_first_line_shows_the_reviser_its_body() -> No
     issue = Issue("bug", "error", "m.py", start, start, "def f20(x):", "fix it")
     extra = issue_excerpts({"m.py": view}, Critique("revise", "wrong", (issue,)))
     assert "return x + 20" in extra
+
+
+def test_the_cases_of_one_parametrized_test_share_one_traceback() -> None:
+    from coderefine.prompting import signals_section
+    from coderefine.signals.base import Comparison, Signal, SourceStatus
+
+    def case(n: int) -> Signal:
+        return Signal(
+            "pytest",
+            "tests/test_m.py",
+            4,
+            4,
+            f"tests/test_m.py::test_plural[word{n}]",
+            f"test failed: assert 'word{n}s' == 'word{n}'",
+            "error",
+            detail="tests/test_m.py:4: in test_plural\n    assert plural(w) == expected\nE   AssertionError",
+        )
+
+    other = Signal("pytest", "tests/test_m.py", 9, 9, "tests/test_m.py::test_other", "test failed", "error")
+    comparison = Comparison(
+        (*tuple(case(n) for n in range(5)), other), (), (), (SourceStatus("pytest", "ok"),)
+    )
+    text = signals_section(comparison)
+    assert text.count("in test_plural") == 2  # two cases with their traceback
+    assert all(f"test_plural[word{n}]: test failed: assert 'word{n}s'" in text for n in range(5))
+    assert "test_other" in text
