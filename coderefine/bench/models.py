@@ -152,14 +152,15 @@ def _outlined(function: str, sent: str) -> bool:
 
 def _first_difference(wrong: str, right: str) -> str:
     """The first line of ``wrong`` where it differs from ``right``, stripped; where ``wrong`` lacks a
-    line of ``right``, the line at the gap (the one before it when the gap is at the end): the lines on
-    either side of a missing line both count as the mutant's."""
+    line of ``right``, the line at the gap, or the one before it when that is blank or the gap is at the
+    end: the lines on either side of a missing line both count as the mutant's."""
     old, new = wrong.splitlines(), right.splitlines()
     for tag, i1, _, _, _ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag in ("replace", "delete"):
             return old[i1].strip()
         if tag == "insert" and old:
-            return old[min(i1, len(old) - 1)].strip()
+            around = [old[i] for i in (i1, i1 - 1) if 0 <= i < len(old) and old[i].strip()]
+            return around[0].strip() if around else ""
     return ""
 
 

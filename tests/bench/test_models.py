@@ -74,3 +74,15 @@ def test_a_long_function_is_fixed_by_its_changed_lines_alone() -> None:
     )
     assert "<<<<<<< SEARCH\n    step59 = 59\n    return x + 2\n=======\n" in reply.text
     assert "def long" not in reply.text
+
+
+def test_a_missing_line_is_quoted_by_a_line_beside_its_gap() -> None:
+    from coderefine.bench.models import _first_difference
+
+    right = "def f(rows):\n    for row in rows:\n        out.append(row)\n        result.append(out)\n\n    return result\n"
+    wrong = right.replace("        result.append(out)\n", "")
+    assert _first_difference(wrong, right) == "out.append(row)"  # the line at the gap is blank
+    moved = right.replace(
+        "        result.append(out)\n\n    return result\n", "\n    return result\n    x = 1\n"
+    )
+    assert _first_difference(moved, right) in {"out.append(row)", "return result"}
