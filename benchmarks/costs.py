@@ -4,8 +4,13 @@ suite, and the context of a one-line fix in a large module."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from benchmarks.common import Row
+
+if TYPE_CHECKING:
+    from benchmarks.calls import PolicyFigures
 
 
 def _token_rows(label: str, before: str, after: str) -> list[Row]:
@@ -92,21 +97,25 @@ def bench_calls(runs: int) -> list[Row]:
 
     limit = 8 if runs < 7 else 20
     names = ["one-shot", "coderefine", "coderefine-lean", "coderefine-frugal", "coderefine-merged"]
-    figures = {f.strategy: f for f in measure(limit, names)}
-    base = figures["one-shot"].billed_per_fixed
+    return _policy_rows(measure(limit, names), "", f"HumanEvalFix seed {SEED}")
+
+
+def _policy_rows(figures: Sequence[PolicyFigures], label: str, note: str) -> list[Row]:
+    """One row per policy: billed input per fixed task, against one-shot's (the first)."""
+    base = figures[0].billed_per_fixed
     rows = []
-    for name in names:
-        f = figures[name]
+    for f in figures:
         ratio = f.billed_per_fixed / base
+        first = f is figures[0]
         rows.append(
             Row(
-                f"{name}: billed input per fixed task",
+                f"{f.strategy}: billed input per fixed task{label}",
                 f.billed_per_fixed,
                 "tok",
-                "" if name == "one-shot" else "<= 2x",
-                None if name == "one-shot" else ratio <= 2,
-                f"{ratio:.2f}x one-shot; fixed {f.fixed}/{f.tasks}; {f.sent_per_task:.0f} sent per task; "
-                f"HumanEvalFix seed {SEED}",
+                "" if first else "<= 2x",
+                None if first else ratio <= 2,
+                f"{ratio:.2f}x one-shot; fixed {f.fixed}/{f.tasks}; "
+                f"{f.sent_per_task:.0f} sent per task; {note}",
             )
         )
     return rows
@@ -128,24 +137,7 @@ def bench_suite_calls(runs: int) -> list[Row]:
     except UsageError as exc:
         return [Row(f"{library.requirement} suite", 0, "", "", None, f"skipped: {exc}")]
     scored = [t for t in tasks if t.kind in ("bug", "feature")]
-    figures = {f.strategy: f for f in measure_tasks(scored, names)}
-    base = figures["one-shot"].billed_per_fixed
-    rows = []
-    for name in names:
-        f = figures[name]
-        ratio = f.billed_per_fixed / base
-        rows.append(
-            Row(
-                f"{name}: billed input per fixed task, {library.requirement}",
-                f.billed_per_fixed,
-                "tok",
-                "" if name == "one-shot" else "<= 2x",
-                None if name == "one-shot" else ratio <= 2,
-                f"{ratio:.2f}x one-shot; fixed {f.fixed}/{f.tasks} (oracle); "
-                f"{f.sent_per_task:.0f} sent per task",
-            )
-        )
-    return rows
+    return _policy_rows(measure_tasks(scored, names), f", {library.requirement}", "oracle")
 
 
 SUITE_LIBRARY = "inflection"
