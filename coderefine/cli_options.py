@@ -20,7 +20,8 @@ def add_change_options(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--patch", metavar="FILE", help="review a unified diff from FILE ('-' for stdin)")
 
 
-def add_signal_options(parser: argparse.ArgumentParser) -> None:
+def add_test_choice(parser: argparse.ArgumentParser) -> None:
+    """--no-tests and --all-tests (the ``tests`` setting)."""
     parser.add_argument(
         "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
     )
@@ -31,6 +32,10 @@ def add_signal_options(parser: argparse.ArgumentParser) -> None:
         const="all",
         help="run the whole test suite, not only the tests related to the change",
     )
+
+
+def add_signal_options(parser: argparse.ArgumentParser) -> None:
+    add_test_choice(parser)
     parser.add_argument(
         "--python",
         metavar="PATH",

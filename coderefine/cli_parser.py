@@ -14,6 +14,7 @@ from coderefine.cli_options import (
     add_role_model_options,
     add_signal_options,
     add_sweep_options,
+    add_test_choice,
 )
 
 _DESCRIPTION = """\
@@ -115,16 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     hook.add_argument("-m", "--intent", metavar="TEXT", help="what the change is meant to do")
     add_role_model_options(hook)
-    hook.add_argument(
-        "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
-    )
-    hook.add_argument(
-        "--all-tests",
-        dest="tests",
-        action="store_const",
-        const="all",
-        help="run the whole test suite, not only the tests related to the change",
-    )
+    add_test_choice(hook)
 
     review = commands.add_parser(
         "review",
@@ -162,16 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_role_model_options(review)
     add_batch_option(review)
-    review.add_argument(
-        "--no-tests", dest="tests", action="store_false", default=None, help="do not run pytest"
-    )
-    review.add_argument(
-        "--all-tests",
-        dest="tests",
-        action="store_const",
-        const="all",
-        help="run the whole test suite, not only the tests related to the change",
-    )
+    add_test_choice(review)
     review.add_argument(
         "--fail-on", choices=("error", "warning", "info", "never"), help="lowest severity that fails the job"
     )
