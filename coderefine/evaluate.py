@@ -112,7 +112,7 @@ class Evaluator:
         when each tree is made, gives files whose content in the trees is not the working tree's (None: not
         there): a sweep pins the files it already wrote to their old bytes, so every file's tests see the
         project as the sweep found it, while the trees stay persistent copies. ``warm`` is a warm server
-        already started for this project (``warm.prestart``); the Evaluator owns it from now on."""
+        already started for this project (``signals.prestart``); the Evaluator owns it from now on."""
         self._change = change
         self._runner = runner
         self._populate = populate_tree

@@ -6,33 +6,40 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from coderefine.commands import load, recovered, require_change_source, settings_flags, warn
 from coderefine.errors import EXIT_CLEAN, EXIT_FINDINGS
 
+if TYPE_CHECKING:
+    from coderefine.signals.warm import WarmPytest
+
 
 def command_check(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    from coderefine.signals.prestart import early, prestart
+    from coderefine.signals.prestart import early
 
     # Started before anything else: the server's import of pytest overlaps finding the change and the
-    # imports below (about 0.1 s of a `check` whose floor is one pytest run).
+    # imports below (about 0.1 s of a `check` whose floor is one pytest run). Closing it again after the
+    # check is harmless.
     started = early(Path.cwd(), os.environ) if args.tests is not False else None
     try:
-        require_change_source(args)
-        repo, settings, change = load(args, stdin)
-    except BaseException:
+        return _check(args, out, stdin, started)
+    finally:
         if started is not None:
             started.close()
-        raise
+
+
+def _check(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPytest | None) -> int:
+    require_change_source(args)
+    repo, settings, change = load(args, stdin)
     if not change.files:
-        if started is not None:
-            started.close()
         out.write("coderefine check: no Python files in the change; nothing to do\n")
         return EXIT_CLEAN
+    from coderefine.signals.prestart import prestart
     from coderefine.workspace import project_files
 
     files = project_files(change.root, repo)
+    # The server learns its names before the heavier imports below, which its plugin loading overlaps.
     warm = prestart(change.root, settings, os.environ, files, started)
     from coderefine.check import run_check
     from coderefine.report.jsonout import render_check_json
