@@ -21,7 +21,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from coderefine.models.base import Message, ModelReply, ModelRequest, Usage
-from coderefine.models.batch import BatchRun, BatchStatus, Outcome
+from coderefine.models.batch import BatchRun
+from coderefine.models.batch_api import BatchStatus, Outcome
 from coderefine.models.batch_state import BatchStore
 from coderefine.models.scripted import ScriptedModel
 

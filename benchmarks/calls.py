@@ -22,7 +22,7 @@ from coderefine.bench.suite import LibraryTask
 from coderefine.bench.tasks import Task, load_tasks, select_tasks
 from coderefine.config import Settings
 from coderefine.models.base import ModelReply, ModelRequest, Usage
-from coderefine.runner import SubprocessRunner
+from coderefine.project.runner import SubprocessRunner
 
 MIN_CACHED = 1024  # Anthropic's smallest cacheable prefix for Sonnet-class models
 SEED = 4711

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 def _token_rows(label: str, before: str, after: str) -> list[Row]:
     import difflib
 
-    from coderefine.critique import Critique, Issue
-    from coderefine.prompting import PromptBuilder
+    from coderefine.refiner.critique import Critique, Issue
+    from coderefine.refiner.prompting import PromptBuilder
     from coderefine.signals.base import Comparison, Signal, SourceStatus
 
     def tokens(text: str) -> float:
@@ -80,7 +80,7 @@ def _token_rows(label: str, before: str, after: str) -> list[Row]:
 def bench_tokens(runs: int) -> list[Row]:
     from benchmarks.fixtures import big_module
     from tests.conftest import SMALL_PROJECT
-    from tests.test_loop import BUGGY
+    from tests.refiner.test_loop import BUGGY
 
     small_before = str(SMALL_PROJECT["pkg/mod.py"])
     module = big_module(30)
@@ -128,7 +128,7 @@ def bench_suite_calls(runs: int) -> list[Row]:
     from benchmarks.large import cache_dir
     from coderefine.bench.manifest import library_suite, load_manifest
     from coderefine.errors import UsageError
-    from coderefine.runner import SubprocessRunner
+    from coderefine.project.runner import SubprocessRunner
 
     names = ["one-shot", "coderefine", "coderefine-merged"]
     library = next(lib for lib in load_manifest() if lib.name == SUITE_LIBRARY)

@@ -37,9 +37,9 @@ def more_py() -> str | None:
 def context_tokens() -> tuple[int, float, float] | None:
     """(lines of more.py, tokens per call with the whole file, tokens per call with focused context):
     the larger of the critic's and the reviser's requests, each measured the way the loop builds them."""
-    from coderefine.context import views_for
-    from coderefine.critique import Critique, Issue
-    from coderefine.prompting import PromptBuilder
+    from coderefine.refiner.context import views_for
+    from coderefine.refiner.critique import Critique, Issue
+    from coderefine.refiner.prompting import PromptBuilder
     from coderefine.signals.base import Comparison, Signal, SourceStatus
 
     before = more_py()

@@ -15,15 +15,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def main(root: Path) -> None:
-    from coderefine.change import from_worktree
     from coderefine.config import Settings
-    from coderefine.fix import run_refine
-    from coderefine.gitio import GitRepo
+    from coderefine.doors.fix import run_refine
     from coderefine.models.anthropic import AnthropicModel
-    from coderefine.runner import SubprocessRunner
-    from coderefine.workspace import project_files
+    from coderefine.project.change import from_worktree
+    from coderefine.project.gitio import GitRepo
+    from coderefine.project.runner import SubprocessRunner
+    from coderefine.project.workspace import project_files
     from tests.fake_api import FakeAnthropic, text_message, tool_message
-    from tests.test_loop import FIX, PASS, revise
+    from tests.refiner.test_loop import FIX, PASS, revise
 
     repo = GitRepo.find(root)
     change = from_worktree([Path("pkg/mod.py")], cwd=root, repo=repo, max_bytes=1 << 20)

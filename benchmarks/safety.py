@@ -33,7 +33,7 @@ from tests.hostile import (
     run_fix,
     secret_module,
 )
-from tests.test_loop import FIX, PASS, revise
+from tests.refiner.test_loop import FIX, PASS, revise
 
 DRIVERS = ("replay", "sdk")
 

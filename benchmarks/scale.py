@@ -183,11 +183,11 @@ def review_tokens(root: Path, base: str = "main") -> tuple[int, int, int]:
     import dataclasses
 
     from coderefine.api import load_settings
-    from coderefine.change import from_branch
-    from coderefine.gitio import GitRepo
+    from coderefine.doors.review.run import run_review
     from coderefine.models.scripted import ScriptedModel
-    from coderefine.review import run_review
-    from coderefine.runner import SubprocessRunner
+    from coderefine.project.change import from_branch
+    from coderefine.project.gitio import GitRepo
+    from coderefine.project.runner import SubprocessRunner
 
     repo = GitRepo.find(root)
     assert repo is not None
@@ -297,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
         else:
-            from coderefine.gitio import GitRepo
+            from coderefine.project.gitio import GitRepo
 
             candidates = [p for p in GitRepo.find(django).project_files() if p.endswith(".py")]  # type: ignore[union-attr]
             made = tree_rows("Django 5.1.4", django, args.changes, candidates)

@@ -17,9 +17,9 @@ DJANGO_SDIST = "Django-5.1.4.tar.gz"
 
 
 def tree_rows(label: str, root: Path, changes: Sequence[int], candidates: Sequence[str]) -> list[TreeRow]:
-    from coderefine.basetree import TreeCache
-    from coderefine.gitio import GitRepo
-    from coderefine.workspace import IsolatedTree, project_files
+    from coderefine.project.basetree import TreeCache
+    from coderefine.project.gitio import GitRepo
+    from coderefine.project.workspace import IsolatedTree, project_files
 
     files = project_files(root, GitRepo.find(root))
     start = time.perf_counter()
@@ -61,10 +61,10 @@ def tree_rows(label: str, root: Path, changes: Sequence[int], candidates: Sequen
 def selection_row(root: Path) -> tuple[int, float, float, float]:
     """(test and __init__ files, seconds reading every one, seconds with a cold index, with a warm one)
     for the related tests of one changed module."""
-    from coderefine.gitio import GitRepo
+    from coderefine.project.gitio import GitRepo
+    from coderefine.project.workspace import project_files
     from coderefine.signals.import_index import ImportIndex
     from coderefine.signals.related import is_package_init, is_test_file, select_tests
-    from coderefine.workspace import project_files
 
     files = project_files(root, GitRepo.find(root))
     changed = [modules(len(files))[0]]

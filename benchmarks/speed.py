@@ -31,7 +31,7 @@ def bench_startup(runs: int) -> list[Row]:
 
 
 def bench_gate(runs: int) -> list[Row]:
-    from coderefine.gate import run_gate
+    from coderefine.edits.gate import run_gate
 
     with tempfile.TemporaryDirectory() as scratch:
         root = make_project(Path(scratch), functions=222, tests=50)
@@ -173,7 +173,7 @@ def bench_round(runs: int) -> list[Row]:
     import json
 
     from tests.conftest import SMALL_PROJECT
-    from tests.test_loop import BUGGY
+    from tests.refiner.test_loop import BUGGY
 
     rounds, initial, peaks = [], [], []
     for _ in range(runs):
@@ -204,7 +204,7 @@ def bench_hook(runs: int) -> list[Row]:
     import json
 
     from tests.conftest import SMALL_PROJECT
-    from tests.test_loop import BUGGY, PASS
+    from tests.refiner.test_loop import BUGGY, PASS
 
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as scratch:
@@ -244,12 +244,12 @@ def bench_hook(runs: int) -> list[Row]:
             )
         )
 
-    from coderefine.cache import ReviewCache
     from coderefine.config import Settings
-    from coderefine.gitio import GitRepo
-    from coderefine.hook import Hook
+    from coderefine.doors.hook import Hook
     from coderefine.models.scripted import ScriptedModel
-    from coderefine.runner import SubprocessRunner
+    from coderefine.project.cache import ReviewCache
+    from coderefine.project.gitio import GitRepo
+    from coderefine.project.runner import SubprocessRunner
 
     latency = 0.5
     for jobs in (1, 4):

@@ -7,24 +7,22 @@ cheap: no libcst, gitpython or model SDK until a function is called.
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from coderefine.version import __version__
 
 if TYPE_CHECKING:
     from coderefine.api import CancelledError, check, critique, load_settings, refine, to_data, undo
-    from coderefine.check import CheckResult
     from coderefine.config import Settings
-    from coderefine.critique import Critique, Issue
+    from coderefine.doors.fix import FixOutcome
     from coderefine.errors import CoderefineError
-    from coderefine.fix import FixOutcome
     from coderefine.models.base import Model, ModelReply, ModelRequest, Usage
     from coderefine.models.scripted import ScriptedModel
-    from coderefine.records import RefineResult, RoundRecord
+    from coderefine.project.writes import UndoResult
+    from coderefine.refiner.critique import Critique, Issue
+    from coderefine.refiner.records import RefineResult, RoundRecord
     from coderefine.signals.base import Signal
-    from coderefine.writes import UndoResult
+    from coderefine.signals.check import CheckResult
 
 _EXPORTS = {
     "check": "coderefine.api",
@@ -34,21 +32,21 @@ _EXPORTS = {
     "load_settings": "coderefine.api",
     "to_data": "coderefine.api",
     "CancelledError": "coderefine.api",
-    "CheckResult": "coderefine.check",
+    "CheckResult": "coderefine.signals.check",
     "Settings": "coderefine.config",
-    "Critique": "coderefine.critique",
-    "Issue": "coderefine.critique",
+    "Critique": "coderefine.refiner.critique",
+    "Issue": "coderefine.refiner.critique",
     "CoderefineError": "coderefine.errors",
-    "FixOutcome": "coderefine.fix",
-    "RefineResult": "coderefine.records",
-    "RoundRecord": "coderefine.records",
+    "FixOutcome": "coderefine.doors.fix",
+    "RefineResult": "coderefine.refiner.records",
+    "RoundRecord": "coderefine.refiner.records",
     "Model": "coderefine.models.base",
     "ModelReply": "coderefine.models.base",
     "ModelRequest": "coderefine.models.base",
     "Usage": "coderefine.models.base",
     "ScriptedModel": "coderefine.models.scripted",
     "Signal": "coderefine.signals.base",
-    "UndoResult": "coderefine.writes",
+    "UndoResult": "coderefine.project.writes",
 }
 
 __all__ = [
@@ -76,20 +74,6 @@ __all__ = [
     "to_data",
     "undo",
 ]
-
-
-class _Package(types.ModuleType):
-    """The package module. Importing a submodule binds it as an attribute of its package, and two
-    submodules share their names with API functions (``coderefine.check``, ``coderefine.critique``): the
-    functions keep the names; the modules stay importable by their full names."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _EXPORTS and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

@@ -1,5 +1,5 @@
 import sys
 
-from coderefine.cli import main
+from coderefine.cli.main import main
 
 sys.exit(main())

@@ -15,21 +15,22 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from coderefine.change import Change, load_change, project_root
-from coderefine.check import CheckResult, run_check
 from coderefine.config import Settings
 from coderefine.config import load_settings as _load_settings
+from coderefine.doors.fix import FixOutcome, run_refine, write_decision, write_result
 from coderefine.errors import EXIT_INTERRUPTED, CoderefineError, InputError
-from coderefine.evaluate import Evaluator, Pinned
-from coderefine.fix import FixOutcome, run_refine, write_decision, write_result
-from coderefine.gitio import GitRepo
-from coderefine.lock import run_lock
-from coderefine.loop import NoProgress, Progress, RefineResult
-from coderefine.loop import review as _review
 from coderefine.models.base import Model
-from coderefine.runner import Runner, SubprocessRunner
-from coderefine.workspace import project_files
-from coderefine.writes import Journal, UndoResult, Writer
+from coderefine.project.change import Change, load_change, project_root
+from coderefine.project.gitio import GitRepo
+from coderefine.project.lock import run_lock
+from coderefine.project.runner import Runner, SubprocessRunner
+from coderefine.project.workspace import project_files
+from coderefine.project.writes import Journal, UndoResult, Writer
+from coderefine.refiner.loop import review as _review
+from coderefine.refiner.records import RefineResult
+from coderefine.refiner.session import NoProgress, Progress
+from coderefine.signals.check import CheckResult, run_check
+from coderefine.signals.evaluate import Evaluator, Pinned
 
 PathArg = str | os.PathLike[str]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coderefine.cli import main
+from coderefine.cli.main import main
 from tests.fake_api import (
     CUT,
     RESET,
@@ -29,7 +29,7 @@ from tests.fake_api import (
     tool_message,
 )
 from tests.fake_openai import FakeOpenAI, chat, tool_call
-from tests.test_loop import BUGGY, FIX, PASS, revise
+from tests.refiner.test_loop import BUGGY, FIX, PASS, revise
 
 # Every provider path: how a driver reaches the loopback server (model name, environment), and whether it
 # speaks Anthropic's Messages API or OpenAI's chat completions (and then, with tool calls or JSON in text).

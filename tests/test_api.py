@@ -12,7 +12,7 @@ import pytest
 
 import coderefine
 from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
-from tests.test_loop import BUGGY, FIX, PASS, revise
+from tests.refiner.test_loop import BUGGY, FIX, PASS, revise
 
 
 def test_every_exported_name_resolves_and_importing_is_cheap() -> None:

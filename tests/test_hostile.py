@@ -23,7 +23,7 @@ from tests.hostile import (
     run_fix,
     secret_module,
 )
-from tests.test_loop import BUGGY, FIX, PASS, revise
+from tests.refiner.test_loop import BUGGY, FIX, PASS, revise
 
 DRIVERS = ["replay", "sdk"]
 # Every other provider path; its own SDK parses what the hostile model sends.
@@ -67,7 +67,7 @@ def test_a_file_under_review_behind_a_symlink_that_leads_out_is_never_written(tm
     import io
     import os
 
-    from coderefine.cli import main
+    from coderefine.cli.main import main
 
     replay = tmp_path / "r.jsonl"
     replay.write_text(
@@ -153,7 +153,7 @@ def test_planted_secrets_never_reach_the_provider_and_survive_the_edit(tmp_path:
 
 def test_an_edit_that_quotes_a_placeholder_writes_the_real_secret(tmp_path: Path) -> None:
     root = make_project(tmp_path, module=secret_module())
-    from coderefine.redact import Redactor
+    from coderefine.project.redact import Redactor
 
     placeholder = Redactor().redact(f'GITHUB = "{SECRETS["github-token"]}"\n')
     fix = block("pkg/mod.py", placeholder, "# rotated soon\n" + placeholder)
@@ -198,7 +198,7 @@ def test_persistent_api_faults_end_with_a_clear_error_and_no_change(
 
 
 def test_retries_never_take_the_run_past_its_budget(tmp_path: Path) -> None:
-    from coderefine.cli import main
+    from coderefine.cli.main import main
     from tests.fake_api import FakeAnthropic, api_error, loopback_server, text_message, tool_message, usage
 
     root = make_project(tmp_path)

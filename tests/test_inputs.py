@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.cli import main
+from coderefine.cli.main import main
 from tests.conftest import RepoFactory, write_files
-from tests.test_loop import PASS, revise
+from tests.refiner.test_loop import PASS, revise
 
 CASES: dict[str, tuple[bytes, str, str]] = {
     # name: (file bytes, SEARCH line as the model writes it, its replacement)

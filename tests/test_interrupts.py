@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.cli import main
+from coderefine.cli.main import main
 from coderefine.errors import LockedError
-from coderefine.lock import run_lock
-from coderefine.writes import FileWrite, Journal
+from coderefine.project.lock import run_lock
+from coderefine.project.writes import FileWrite, Journal
 from tests.fake_api import SLOW, FakeAnthropic, loopback_server
 from tests.hostile import make_project, snapshot
-from tests.test_loop import BUGGY
+from tests.refiner.test_loop import BUGGY
 
 SLOW_TEST = (
     "import os, time\nfrom pkg.mod import add\n\n\ndef test_slow():\n"
@@ -117,9 +117,9 @@ def test_interrupt_during_the_signals_kills_the_tests_too(tmp_path: Path, signum
 
 
 def test_interrupt_in_the_gate_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from coderefine import session
+    from coderefine.refiner import session
     from tests.hostile import run_fix
-    from tests.test_loop import FIX, PASS, revise
+    from tests.refiner.test_loop import FIX, PASS, revise
 
     root = make_project(tmp_path)
 
@@ -161,7 +161,7 @@ def test_interrupt_while_writing_rolls_back_every_file(
 def test_interrupt_while_writing_the_journal_touches_no_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from coderefine import writes
+    from coderefine.project import writes
 
     (tmp_path / "a.py").write_bytes(b"a = 1\n")
     journal = Journal(tmp_path / "journal", tmp_path)
@@ -211,7 +211,7 @@ def test_runs_are_serialised_and_a_killed_holder_leaves_no_stale_lock(tmp_path: 
             sys.executable,
             "-c",
             (
-                "import sys, time\nsys.path.insert(0, sys.argv[2])\nfrom coderefine.lock import run_lock\n"
+                "import sys, time\nsys.path.insert(0, sys.argv[2])\nfrom coderefine.project.lock import run_lock\n"
                 "from pathlib import Path\nwith run_lock(Path(sys.argv[1])):\n    print('held', flush=True)\n"
                 "    time.sleep(60)\n"
             ),

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SMALL_PROJECT, RepoFactory, git, write_files
-from tests.test_loop import BUGGY, FIX, PASS, revise
+from tests.refiner.test_loop import BUGGY, FIX, PASS, revise
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -105,7 +105,7 @@ def test_the_readme_snippet_names_the_release_tag_and_the_workflow_the_release()
     """The tag ``v<version>`` is created at each release; the README's snippet must name it."""
     import re
 
-    from coderefine import __version__
+    from coderefine.version import __version__
 
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     assert re.findall(r"^\s+rev: (\S+)$", readme, re.M) == [f"v{__version__}"]

@@ -31,7 +31,7 @@ from coderefine.bench.library import (
 )
 from coderefine.bench.suite import LibraryTask, write_suite
 from coderefine.errors import UsageError
-from coderefine.runner import Runner
+from coderefine.project.runner import Runner
 from coderefine.signals.warm import WarmPytest, top_level_names
 
 __all__ = ["Progress", "Source", "make_suite"]

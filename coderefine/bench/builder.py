@@ -17,7 +17,7 @@ from coderefine.bench.mutate import FunctionInfo, Site, apply, function_text, re
 from coderefine.bench.reviews import review_pairs, review_tasks
 from coderefine.bench.suite import Edit, LibraryTask, differing_lines, test_function
 from coderefine.errors import ToolError, UsageError
-from coderefine.runner import Runner
+from coderefine.project.runner import Runner
 from coderefine.signals.pytest import is_test_file
 from coderefine.signals.ruff import find_ruff
 from coderefine.signals.warm import WarmPytest

@@ -16,21 +16,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from coderefine import __version__
 from coderefine.bench.review_run import run_review_task
 from coderefine.bench.strategies import Strategy
 from coderefine.bench.suite import REVIEW_KINDS
 from coderefine.bench.task import Task
-from coderefine.change import from_worktree
 from coderefine.config import Settings
 from coderefine.errors import ModelError
-from coderefine.evaluate import Evaluation, Evaluator
-from coderefine.loop import refine
 from coderefine.models.base import Model
-from coderefine.prompting import PROTOCOL_VERSION
-from coderefine.runner import Runner
+from coderefine.project.change import from_worktree
+from coderefine.project.runner import Runner
+from coderefine.project.workspace import project_files
+from coderefine.refiner.loop import refine
+from coderefine.refiner.prompting import PROTOCOL_VERSION
 from coderefine.signals.base import Comparison, SignalSet, SourceStatus
-from coderefine.workspace import project_files
+from coderefine.signals.evaluate import Evaluation, Evaluator
+from coderefine.version import __version__
 
 
 class BenchTask(Task, Protocol):

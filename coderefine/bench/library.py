@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coderefine.errors import ToolError, UsageError
-from coderefine.runner import Runner
+from coderefine.project.runner import Runner
 from coderefine.signals.pytest import PLUGIN, PLUGIN_DIR
 from coderefine.signals.warm import WarmPytest
 

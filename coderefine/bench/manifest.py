@@ -16,7 +16,7 @@ from pathlib import Path
 from coderefine.bench.build import Progress, Source, make_suite
 from coderefine.bench.suite import SUITE_FILE, LibraryTask, load_suite
 from coderefine.errors import UsageError
-from coderefine.runner import Runner
+from coderefine.project.runner import Runner
 
 MANIFEST = Path(__file__).parent / "suites.json"
 RECORD_FIELDS = ("task_id", "kind", "shape", "strength", "mutation", "path", "function", "line")

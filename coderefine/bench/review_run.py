@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Protocol
 
 from coderefine.bench.task import Task
-from coderefine.change import from_branch
 from coderefine.config import Settings
+from coderefine.doors.review.findings import Finding
+from coderefine.doors.review.run import ReviewReport, run_review
 from coderefine.errors import ModelError, ToolError
-from coderefine.findings import Finding
-from coderefine.gitio import GitRepo
 from coderefine.models.base import Model
-from coderefine.review import ReviewReport, run_review
-from coderefine.runner import Runner
+from coderefine.project.change import from_branch
+from coderefine.project.gitio import GitRepo
+from coderefine.project.runner import Runner
 
 BASE_BRANCH = "base"
 _GIT: tuple[str, ...] = ("git", "-c", "user.name=coderefine bench", "-c", "user.email=bench@localhost")

@@ -19,7 +19,7 @@ import libcst as cst
 
 from coderefine.bench.library import copy_tree, run_suite
 from coderefine.errors import UsageError
-from coderefine.runner import Runner
+from coderefine.project.runner import Runner
 
 SUITE_FILE = "suite.json"
 FORMAT = 1

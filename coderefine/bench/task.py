@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
-from coderefine.runner import Runner
+from coderefine.project.runner import Runner
 
 
 class Task(Protocol):

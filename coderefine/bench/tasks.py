@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coderefine.errors import ToolError, UsageError
-from coderefine.runner import Runner
+from coderefine.project.runner import Runner
 
 DATA = Path(__file__).parent / "humanevalfix-python.jsonl.gz"
 MODULE = "task.py"

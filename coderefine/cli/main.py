@@ -1,6 +1,6 @@
 """The command line: parse arguments, call the library, map errors to exit codes. Nothing else.
 
-The commands live in coderefine.commands and import the library inside their functions, so that
+The commands live in coderefine.cli.commands and import the library inside their functions, so that
 ``--version`` and ``--help`` import nothing heavy (libcst, gitpython, the model SDK).
 """
 
@@ -14,10 +14,10 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from coderefine import __version__
 from coderefine.errors import EXIT_CLEAN, EXIT_INTERNAL, EXIT_INTERRUPTED, CoderefineError
+from coderefine.version import __version__
 
-# command -> (module under coderefine.commands, function): a command imports only its own module.
+# command -> (module under coderefine.cli.commands, function): a command imports only its own module.
 _COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("local", "command_check"),
     "fix": ("local", "command_fix"),
@@ -35,7 +35,9 @@ _COMMANDS: dict[str, tuple[str, str]] = {
 
 def command_function(name: str) -> Callable[..., int]:
     module, function = _COMMANDS[name]
-    found: Callable[..., int] = getattr(importlib.import_module(f"coderefine.commands.{module}"), function)
+    found: Callable[..., int] = getattr(
+        importlib.import_module(f"coderefine.cli.commands.{module}"), function
+    )
     return found
 
 
@@ -46,7 +48,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, stdin:
         # Scripts and the pre-commit framework ask this often; it needs no parser.
         out.write(f"coderefine {__version__}\n")
         return EXIT_CLEAN
-    from coderefine.cli_parser import build_parser
+    from coderefine.cli.parser import build_parser
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from coderefine import __version__
-from coderefine.cli_options import (
+from coderefine.cli.options import (
     SWEEP_RULE,
     add_batch_option,
     add_change_options,
@@ -16,6 +15,7 @@ from coderefine.cli_options import (
     add_sweep_options,
     add_test_choice,
 )
+from coderefine.version import __version__
 
 _DESCRIPTION = """\
 Refine a Python change with a self-refine loop grounded in facts: ruff diagnostics and pytest results

@@ -6,15 +6,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from coderefine.change import Change
 from coderefine.config import Settings
 from coderefine.errors import WriteError
-from coderefine.evaluate import Evaluator, Pinned
-from coderefine.loop import Progress, RefineResult, blocking, refine
 from coderefine.models.base import Model
-from coderefine.runner import Runner
+from coderefine.project.change import Change
+from coderefine.project.runner import Runner
+from coderefine.project.writes import FileWrite, Writer
+from coderefine.refiner.acceptance import blocking
+from coderefine.refiner.loop import refine
+from coderefine.refiner.records import RefineResult
+from coderefine.refiner.session import Progress
 from coderefine.signals.base import SEVERITY_RANK
-from coderefine.writes import FileWrite, Writer
+from coderefine.signals.evaluate import Evaluator, Pinned
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 from coderefine.errors import UsageError
-from coderefine.writes import atomic_write
+from coderefine.project.writes import atomic_write
 
 MARKER = "# coderefine pre-commit hook"
 

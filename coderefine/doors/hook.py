@@ -17,22 +17,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from coderefine import __version__
-from coderefine.cache import ReviewCache, cache_key, content_hash
-from coderefine.change import Change, from_staged
 from coderefine.config import Settings
-from coderefine.gitio import GitRepo
 from coderefine.models.roles import models_key
-from coderefine.runner import Runner
-from coderefine.writes import FileWrite, Journal
+from coderefine.project.cache import ReviewCache, cache_key, content_hash
+from coderefine.project.change import Change, from_staged
+from coderefine.project.gitio import GitRepo
+from coderefine.project.runner import Runner
+from coderefine.project.writes import FileWrite, Journal
+from coderefine.version import __version__
 
 if TYPE_CHECKING:
-    from coderefine.loop import RefineResult
     from coderefine.models.base import Model
+    from coderefine.refiner.records import RefineResult
     from coderefine.signals.base import Comparison
 
 # The version of the prompts and formats; part of every cache key. Kept equal to
-# coderefine.prompting.PROTOCOL_VERSION (a test checks it) so that a cache hit imports nothing more.
+# coderefine.refiner.prompting.PROTOCOL_VERSION (a test checks it) so that a cache hit imports nothing more.
 PROTOCOL_VERSION = "1"
 
 Mode = Literal["fix", "check", "signals"]
@@ -206,10 +206,10 @@ class Hook:
 
     def _review(self, change: Change, key: str, files: Sequence[str], deadline: float | None) -> _Work:
         # Imported here: a run where every file is a cache hit never needs them.
-        from coderefine.check import CheckResult
-        from coderefine.evaluate import Evaluator
-        from coderefine.loop import refine, review
+        from coderefine.refiner.loop import refine, review
         from coderefine.report.text import signal_line
+        from coderefine.signals.check import CheckResult
+        from coderefine.signals.evaluate import Evaluator
 
         path = change.files[0].path
         if deadline is not None and self._clock() >= deadline:
@@ -240,7 +240,7 @@ class Hook:
     def _findings(self, result: RefineResult, findings: bool) -> tuple[str, ...]:
         """What the hook prints for a file: the introduced signals and (when ``findings`` remain) the
         critic's issues, then how many signals were already there and which tests ran."""
-        from coderefine.fix import write_decision
+        from coderefine.doors.fix import write_decision
         from coderefine.report.text import signal_line
         from coderefine.signals.base import SEVERITY_RANK
 
@@ -259,7 +259,7 @@ class Hook:
         return (*lines, *context_lines(comparison))
 
     def _check_work(self, result: RefineResult, key: str) -> _Work:
-        from coderefine.fix import FixOutcome
+        from coderefine.doors.fix import FixOutcome
 
         path = result.change.files[0].path
         if result.stop == "timeout":
@@ -269,7 +269,7 @@ class Hook:
         return _Work(FileVerdict(path, status, self._findings(result, findings)), key)
 
     def _fix_work(self, result: RefineResult, key: str) -> _Work:
-        from coderefine.fix import FixOutcome, pending_writes, write_decision
+        from coderefine.doors.fix import FixOutcome, pending_writes, write_decision
         from coderefine.report.refine import final_diff
 
         path = result.change.files[0].path

@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from coderefine.textfile import newline_of
+from coderefine.project.textfile import newline_of
 
 _START = re.compile(r"^\s*<{5,9}\s*(SEARCH|ORIGINAL|HEAD)\b.*$", re.I)
 _DIVIDER = re.compile(r"^\s*={5,9}\s*$")

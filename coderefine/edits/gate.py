@@ -11,9 +11,9 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from coderefine.edits.symbols import changed_symbols
 from coderefine.signals.base import Signal
 from coderefine.signals.syntax import compile_error, parse_error
-from coderefine.symbols import changed_symbols
 
 
 @dataclass(frozen=True)

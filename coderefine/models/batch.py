@@ -21,49 +21,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
 from coderefine.errors import ModelError, ProviderUnavailableError, UsageError
 from coderefine.models.base import Model, ModelReply, ModelRequest, Wrapped
+from coderefine.models.batch_api import BatchBackend, BatchStatus, Failure, Outcome
 from coderefine.models.batch_state import BatchStore
 
 BATCH_PROVIDERS = "Anthropic's API (anthropic:MODEL or a bare Claude name) or OpenAI's (openai:MODEL)"
-
-
-@dataclass(frozen=True)
-class Failure:
-    """A request of a batch that has no answer: errored, expired or canceled."""
-
-    kind: str
-    message: str
-    retryable: bool = True
-
-
-Outcome = ModelReply | Failure
-
-
-@dataclass(frozen=True)
-class BatchStatus:
-    ended: bool
-    done: int
-    total: int
-    state: str = ""
-    failed: str = ""  # the whole batch was refused (OpenAI's "failed": the input did not validate)
-
-
-class BatchBackend(Protocol):
-    """One provider's batch API, for one model."""
-
-    @property
-    def name(self) -> str: ...
-
-    def params(self, request: ModelRequest) -> dict[str, Any]: ...
-
-    def create(self, items: Sequence[tuple[str, dict[str, Any]]]) -> str: ...
-
-    def status(self, batch_id: str) -> BatchStatus: ...
-
-    def results(self, batch_id: str, requests: Mapping[str, ModelRequest]) -> dict[str, Outcome]: ...
 
 
 def custom_id(params: Mapping[str, Any]) -> str:

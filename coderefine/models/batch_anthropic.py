@@ -11,7 +11,7 @@ from typing import Any
 
 from coderefine.models.anthropic import AnthropicModel
 from coderefine.models.base import ModelRequest
-from coderefine.models.batch import BatchStatus, Failure, Outcome
+from coderefine.models.batch_api import BatchStatus, Failure, Outcome
 from coderefine.models.sdk_errors import translate_errors
 
 # Error types that a second try cannot mend: the request itself is refused.

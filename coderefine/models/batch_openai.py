@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from coderefine.models.base import ModelRequest
-from coderefine.models.batch import BatchStatus, Failure, Outcome
+from coderefine.models.batch_api import BatchStatus, Failure, Outcome
 from coderefine.models.openai_chat import OpenAIChatModel, read_reply
 from coderefine.models.sdk_errors import translate_errors
 

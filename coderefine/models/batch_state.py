@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from coderefine.writes import Journal, atomic_write
+from coderefine.project.writes import Journal, atomic_write
 
 STATE_FILE = "batches.json"
 KEEP_SECONDS = 28 * 24 * 3600

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from coderefine.config import Settings
 from coderefine.models.base import Model, Role, warm_up
+from coderefine.models.prices import price_of
 from coderefine.models.providers import ModelSpec, parse_spec
 from coderefine.models.roles import RoleModels, role_specs
-from coderefine.prices import price_of
 
 if TYPE_CHECKING:
     from coderefine.models.batch import BatchRun

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from coderefine.writes import atomic_write
+from coderefine.project.writes import atomic_write
 
 KEY_VERSION = "1"
 

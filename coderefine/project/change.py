@@ -15,9 +15,9 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from coderefine.errors import GitError, InputError, PatchError
-from coderefine.gitio import GitRepo, git_available
-from coderefine.patch import apply_patch, parse_patch
-from coderefine.textfile import SourceText, decode_source, read_source
+from coderefine.project.gitio import GitRepo, git_available
+from coderefine.project.patch import apply_patch, parse_patch
+from coderefine.project.textfile import SourceText, decode_source, read_source
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 Kind = Literal["modified", "added", "whole"]
@@ -124,7 +124,7 @@ def _under(rel: str, wanted: Iterable[str]) -> bool:
 
 def _expand_folders(paths: Sequence[Path], root: Path, cwd: Path, repo: GitRepo | None) -> list[Path]:
     """``paths`` with each folder replaced by the Python files in it (those git tracks or would add)."""
-    from coderefine.workspace import project_files
+    from coderefine.project.workspace import project_files
 
     expanded: list[Path] = []
     listing: list[str] | None = None

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from coderefine.errors import PatchError
-from coderefine.textfile import newline_of
+from coderefine.project.textfile import newline_of
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
-from coderefine.basetree import Slot, TreeCache
-from coderefine.gitio import GitRepo
+from coderefine.project.basetree import Slot, TreeCache
+from coderefine.project.gitio import GitRepo
 
 _SKIP_DIRS = {
     ".git",

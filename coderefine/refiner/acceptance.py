@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 
-from coderefine.critique import Critique, Issue
+from coderefine.refiner.critique import Critique, Issue
 from coderefine.signals.base import SEVERITY_RANK, Comparison, Signal
 
 

@@ -12,39 +12,18 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Literal
 
-from coderefine.acceptance import blocking, digest, no_worse, signal_critique, worse_critique
-from coderefine.change import Change
 from coderefine.config import Settings
-from coderefine.critique import Critique, CritiqueError
 from coderefine.errors import BudgetExceededError, TimeLimitError
-from coderefine.evaluate import Evaluation
 from coderefine.models.base import Model
-from coderefine.policy import confirmed_by_signals, mergeable
-from coderefine.prompting import preexisting, split_context
-from coderefine.records import ModelCharge, Outcome, RefineResult, RoundRecord, StopReason
-from coderefine.session import Evaluates, Ledger, NoProgress, Progress, RejectedEdit, Session
+from coderefine.project.change import Change
+from coderefine.refiner.acceptance import blocking, digest, no_worse, signal_critique, worse_critique
+from coderefine.refiner.critique import Critique, CritiqueError
+from coderefine.refiner.policy import confirmed_by_signals, mergeable
+from coderefine.refiner.prompting import preexisting, split_context
+from coderefine.refiner.records import RefineResult, RoundRecord, StopReason
+from coderefine.refiner.session import Evaluates, NoProgress, Progress, RejectedEdit, Session
 from coderefine.signals.base import Comparison
-
-# The records and the session used to live here; their names stay importable from this module.
-__all__ = [
-    "Evaluates",
-    "Ledger",
-    "ModelCharge",
-    "NoProgress",
-    "Outcome",
-    "Progress",
-    "RefineResult",
-    "RejectedEdit",
-    "RoundRecord",
-    "Session",
-    "StopReason",
-    "blocking",
-    "no_worse",
-    "refine",
-    "review",
-    "signal_critique",
-    "worse_critique",
-]
+from coderefine.signals.evaluate import Evaluation
 
 
 def refine(

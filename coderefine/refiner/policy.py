@@ -14,7 +14,7 @@ import ast
 import re
 from collections.abc import Mapping, Sequence
 
-from coderefine.critique import Critique, Issue
+from coderefine.refiner.critique import Critique, Issue
 from coderefine.signals.base import SEVERITY_RANK, Comparison, Signal
 
 SLACK = 2  # lines: a critic often anchors an issue a line above or below the signal's own line

@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
-from coderefine.context import FileView, Span, view_of
-from coderefine.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL, Critique
 from coderefine.models.base import Block, Message, ModelRequest
+from coderefine.refiner.context import FileView, Span, view_of
+from coderefine.refiner.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL, Critique
 from coderefine.signals.base import Comparison, Signal
 
 PROTOCOL_VERSION = "1"

@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from coderefine.change import Change
-from coderefine.critique import Critique
-from coderefine.evaluate import Evaluation
 from coderefine.models.base import Usage
+from coderefine.project.change import Change
+from coderefine.refiner.critique import Critique
 from coderefine.signals.base import Comparison
+from coderefine.signals.evaluate import Evaluation
 
 StopReason = Literal["passed", "no-progress", "repeated", "rounds", "budget", "timeout", "gate", "reviewed"]
 Outcome = Literal[

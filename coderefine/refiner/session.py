@@ -9,21 +9,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from coderefine.change import Change
 from coderefine.config import Settings
-from coderefine.context import FileView, named_spans, unseen_note, views_for
-from coderefine.critique import Critique, CritiqueError, parse_critique
-from coderefine.edits import EditError, apply_edits, parse_edit_blocks
+from coderefine.edits.blocks import EditError, apply_edits, parse_edit_blocks
+from coderefine.edits.gate import run_gate
+from coderefine.edits.symbols import changed_symbols
 from coderefine.errors import BudgetExceededError, TimeLimitError
-from coderefine.evaluate import Evaluation
-from coderefine.gate import run_gate
 from coderefine.models.base import Block, Message, Model, ModelReply, ModelRequest, Role, Usage
-from coderefine.prices import cost_of
-from coderefine.prompting import PromptBuilder, excerpt
-from coderefine.records import ModelCharge
-from coderefine.redact import Redactor
+from coderefine.models.prices import cost_of
+from coderefine.project.change import Change
+from coderefine.project.redact import Redactor
+from coderefine.refiner.context import FileView, named_spans, unseen_note, views_for
+from coderefine.refiner.critique import Critique, CritiqueError, parse_critique
+from coderefine.refiner.prompting import PromptBuilder, excerpt
+from coderefine.refiner.records import ModelCharge
 from coderefine.signals.base import Comparison
-from coderefine.symbols import changed_symbols
+from coderefine.signals.evaluate import Evaluation
 
 
 class Evaluates(Protocol):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from coderefine.check import CheckResult
 from coderefine.signals.base import Signal
+from coderefine.signals.check import CheckResult
 
 SCHEMA_VERSION = 1
 

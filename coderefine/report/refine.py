@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping
 
 from coderefine.models.base import Usage
-from coderefine.records import RefineResult, RoundRecord
+from coderefine.refiner.records import RefineResult, RoundRecord
 from coderefine.report.jsonout import SCHEMA_VERSION, signal_data
 from coderefine.report.text import signal_line, status_line
 from coderefine.report.usage import charges_data, charges_text

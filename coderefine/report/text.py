@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from coderefine.check import CheckResult
 from coderefine.signals.base import Signal, SourceStatus, failure_excerpt
+from coderefine.signals.check import CheckResult
 
 _SOURCE_LABEL = {"ruff": "ruff", "format": "format", "pytest": "test", "syntax": "syntax"}
 _CHANGE_LABEL = {

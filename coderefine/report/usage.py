@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from coderefine.models.base import Usage
-from coderefine.records import ModelCharge
+from coderefine.refiner.records import ModelCharge
 
 
 def tokens_text(usage: Usage) -> str:

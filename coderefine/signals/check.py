@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from coderefine.change import Change
 from coderefine.config import Settings
-from coderefine.evaluate import Evaluation, Evaluator
-from coderefine.runner import Runner
+from coderefine.project.change import Change
+from coderefine.project.runner import Runner
 from coderefine.signals.base import SEVERITY_RANK, Signal
+from coderefine.signals.evaluate import Evaluation, Evaluator
 from coderefine.signals.warm import WarmPytest
 
 

@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from coderefine.basetree import TreeCache, tree_cache_folder
-from coderefine.change import Change
 from coderefine.config import Settings
-from coderefine.runner import Runner
+from coderefine.project.basetree import TreeCache, tree_cache_folder
+from coderefine.project.change import Change
+from coderefine.project.runner import Runner
+from coderefine.project.workspace import IsolatedTree
 from coderefine.signals.base import (
     Comparison,
     Signal,
@@ -39,7 +40,6 @@ from coderefine.signals.related import TestSelection, select_tests
 from coderefine.signals.ruff import RuffSignals
 from coderefine.signals.syntax import check_compile
 from coderefine.signals.warm import WarmPytest, top_level_names
-from coderefine.workspace import IsolatedTree
 
 _FILE_SOURCES = ("ruff", "format", "syntax")
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coderefine.errors import ToolMissingError, ToolTimeoutError
-from coderefine.runner import Runner
+from coderefine.project.runner import Runner
 from coderefine.signals.base import Signal, SignalSet, SourceStatus
 from coderefine.signals.interpreter import find_interpreter
 from coderefine.signals.related import imported_modules, is_test_file, module_name, related_tests

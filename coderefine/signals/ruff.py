@@ -14,8 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from coderefine.errors import PatchError, ToolError
-from coderefine.patch import parse_patch
-from coderefine.runner import Runner
+from coderefine.project.patch import parse_patch
+from coderefine.project.runner import Runner
 from coderefine.signals.base import Severity, Signal, SignalSet, SourceStatus, anchor_of
 
 # The classic "stop the build" set of flake8: syntax errors, undefined names, invalid comparisons.

@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO
 
 from coderefine.errors import ToolTimeoutError
-from coderefine.runner import Completed
+from coderefine.project.runner import Completed
 
 SERVER = Path(__file__).parent / "pytest_plugin" / "coderefine_pytest_server.py"
 POLL = 0.005  # seconds between looks at a running child's exit file

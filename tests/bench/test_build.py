@@ -18,7 +18,7 @@ from coderefine.bench.suite import SUITE_FILE, differing_lines, load_suite
 from coderefine.bench.summary import summary
 from coderefine.config import Settings
 from coderefine.errors import UsageError
-from coderefine.runner import SubprocessRunner
+from coderefine.project.runner import SubprocessRunner
 
 ENV = {"PATH": os.environ["PATH"]}
 

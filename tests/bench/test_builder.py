@@ -13,7 +13,7 @@ import pytest
 from coderefine.bench import builder as builder_module
 from coderefine.bench.builder import Builder
 from coderefine.bench.library import covered_lines, pin_pytest_root
-from coderefine.runner import SubprocessRunner
+from coderefine.project.runner import SubprocessRunner
 
 ENV = {"PATH": os.environ["PATH"]}
 

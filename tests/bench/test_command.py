@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.cli import main
+from coderefine.cli.main import main
 from tests.bench.test_build import make_project
 
 

@@ -15,7 +15,7 @@ from coderefine.bench.tasks import load_tasks, select_tasks
 from coderefine.config import Settings
 from coderefine.errors import UsageError
 from coderefine.models.base import ModelReply, ModelRequest
-from coderefine.runner import SubprocessRunner
+from coderefine.project.runner import SubprocessRunner
 
 ENV = {"PATH": os.environ["PATH"]}
 

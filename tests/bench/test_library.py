@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from coderefine.bench.library import Coverage, covered_lines, pin_pytest_root, run_suite
-from coderefine.runner import SubprocessRunner
+from coderefine.project.runner import SubprocessRunner
 from coderefine.signals.warm import WarmPytest
 
 ENV = {"PATH": os.environ["PATH"]}

@@ -15,7 +15,7 @@ from coderefine.bench.strategies import strategies
 from coderefine.bench.suite import SUITE_FILE, LibraryTask
 from coderefine.bench.summary import summary
 from coderefine.config import Settings
-from coderefine.runner import SubprocessRunner
+from coderefine.project.runner import SubprocessRunner
 
 CACHE = Path(os.environ.get("CODEREFINE_BENCH_CACHE", Path(__file__).parents[2] / ".bench-cache"))
 # The smallest shipped library: it builds in about two minutes on two cores. The other libraries'

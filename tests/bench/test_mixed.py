@@ -14,10 +14,10 @@ from coderefine.bench.report import markdown
 from coderefine.bench.strategies import STRATEGIES
 from coderefine.bench.summary import summary
 from coderefine.bench.tasks import Task, load_tasks, select_tasks
-from coderefine.cli import main
+from coderefine.cli.main import main
 from coderefine.config import Settings
 from coderefine.models.roles import RoleModels
-from coderefine.runner import SubprocessRunner
+from coderefine.project.runner import SubprocessRunner
 
 
 def test_a_good_critic_with_a_useless_reviser_is_measured_as_such(tmp_path: Path) -> None:

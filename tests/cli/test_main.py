@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.cli import main
+from coderefine.cli.main import main
 from tests.conftest import SMALL_PROJECT, RepoFactory, git, write_files
 
 
@@ -19,7 +19,7 @@ def run(argv: list[str], stdin: str = "") -> tuple[int, str]:
 def test_version_and_help_without_heavy_imports() -> None:
     probe = (
         "import sys, io\n"
-        "from coderefine.cli import main\n"
+        "from coderefine.cli.main import main\n"
         "for argv in (['--version'], ['--help'], ['check', '--help']):\n"
         "    try:\n        main(argv, out=io.StringIO())\n    except SystemExit:\n        pass\n"
         "heavy = [m for m in ('libcst', 'git', 'anthropic', 'openai', 'boto3', 'httpx2') if m in sys.modules]\n"
@@ -30,8 +30,8 @@ def test_version_and_help_without_heavy_imports() -> None:
 
 
 def test_every_command_has_its_function() -> None:
-    from coderefine.cli import _COMMANDS, command_function
-    from coderefine.cli_parser import build_parser
+    from coderefine.cli.main import _COMMANDS, command_function
+    from coderefine.cli.parser import build_parser
 
     parser = build_parser()
     choices = next(a.choices for a in parser._actions if a.dest == "command")
@@ -194,7 +194,7 @@ def test_undo_with_nothing_to_undo(
 def test_internal_errors_exit_three(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from coderefine.commands import local
+    from coderefine.cli.commands import local
 
     def boom(*args: object) -> int:
         raise RuntimeError("bug")

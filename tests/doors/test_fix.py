@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.change import from_worktree
-from coderefine.cli import main
+from coderefine.cli.main import main
 from coderefine.config import Settings
-from coderefine.fix import run_refine, write_result
-from coderefine.gitio import GitRepo
+from coderefine.doors.fix import run_refine, write_result
 from coderefine.models.anthropic import AnthropicModel
-from coderefine.runner import SubprocessRunner
-from coderefine.workspace import project_files
-from coderefine.writes import Journal
+from coderefine.project.change import from_worktree
+from coderefine.project.gitio import GitRepo
+from coderefine.project.runner import SubprocessRunner
+from coderefine.project.workspace import project_files
+from coderefine.project.writes import Journal
 from tests.conftest import SMALL_PROJECT, RepoFactory, git, write_files
 from tests.fake_api import FakeAnthropic, api_error, loopback_server, text_message, tool_message, usage
-from tests.test_loop import BUGGY, FIX, PASS, revise
+from tests.refiner.test_loop import BUGGY, FIX, PASS, revise
 
 
 def fix_script() -> list[object]:

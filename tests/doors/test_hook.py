@@ -12,20 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.cache import ReviewCache
-from coderefine.cli import main
-from coderefine.commands.hooks import commit_message_intent
+from coderefine.cli.commands.hooks import commit_message_intent
+from coderefine.cli.main import main
 from coderefine.config import Settings
-from coderefine.githook import hook_script
-from coderefine.gitio import GitRepo
-from coderefine.hook import Hook, HookResult
+from coderefine.doors.githook import hook_script
+from coderefine.doors.hook import Hook, HookResult
 from coderefine.models.base import ModelRequest
 from coderefine.models.scripted import ScriptedModel
-from coderefine.runner import Completed, SubprocessRunner
+from coderefine.project.cache import ReviewCache
+from coderefine.project.gitio import GitRepo
+from coderefine.project.runner import Completed, SubprocessRunner
 from tests.conftest import SMALL_PROJECT, RepoFactory, git, write_files
-from tests.test_loop import BUGGY, FIX, PASS, revise
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from tests.paths import REPO_ROOT
+from tests.refiner.test_loop import BUGGY, FIX, PASS, revise
 
 
 class CountingRunner(SubprocessRunner):
@@ -266,7 +265,8 @@ def test_plain_git_hook_with_a_real_commit(make_repo: RepoFactory, monkeypatch: 
 
 
 def test_the_hook_keys_the_cache_with_the_protocol_version() -> None:
-    from coderefine import hook, prompting
+    from coderefine.doors import hook
+    from coderefine.refiner import prompting
 
     assert hook.PROTOCOL_VERSION == prompting.PROTOCOL_VERSION
 

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coderefine.edits import EditBlock, EditError, apply_block, apply_edits, parse_edit_blocks
+from coderefine.edits.blocks import EditBlock, EditError, apply_block, apply_edits, parse_edit_blocks
 
 SOURCE = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 FIX = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coderefine.gate import path_problem, run_gate
+from coderefine.edits.gate import path_problem, run_gate
 
 
 def test_a_good_candidate_passes_and_names_changed_symbols(tmp_path: Path) -> None:

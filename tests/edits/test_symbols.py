@@ -1,4 +1,4 @@
-from coderefine.symbols import changed_symbols, enclosing_symbol, symbols
+from coderefine.edits.symbols import changed_symbols, enclosing_symbol, symbols
 
 CODE = """\
 import x

@@ -1,6 +1,5 @@
 import pytest
 
-from coderefine.critique import CRITIQUE_TOOL
 from coderefine.errors import (
     AuthError,
     ConnectionFailedError,
@@ -11,6 +10,7 @@ from coderefine.errors import (
 )
 from coderefine.models.anthropic import AnthropicModel
 from coderefine.models.base import Block, Message, ModelRequest
+from coderefine.refiner.critique import CRITIQUE_TOOL
 from tests.fake_api import FakeAnthropic, api_error, text_message, tool_message, usage
 
 ENV = {"ANTHROPIC_API_KEY": "sk-ant-test"}

@@ -204,10 +204,10 @@ def test_a_model_without_a_batch_api_is_a_usage_error(tmp_path: Path) -> None:
 def test_a_refine_through_the_factory_is_billed_at_half_price(make_repo: Any, tmp_path: Path) -> None:
     import coderefine
     from coderefine.models.factory import make_role_model
-    from coderefine.prices import cost_of
+    from coderefine.models.prices import cost_of
     from tests.conftest import SMALL_PROJECT, write_files
     from tests.fake_api import tool_message, usage
-    from tests.test_loop import BUGGY, FIX, PASS, revise
+    from tests.refiner.test_loop import BUGGY, FIX, PASS, revise
 
     root = make_repo(SMALL_PROJECT)
     write_files(root, {"pkg/mod.py": BUGGY})

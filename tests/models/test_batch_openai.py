@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from coderefine.critique import CRITIQUE_TOOL
 from coderefine.errors import ModelError, ProviderUnavailableError
 from coderefine.models.base import Message, ModelReply, ModelRequest
 from coderefine.models.batch import BatchRun
 from coderefine.models.batch_state import BatchStore
 from coderefine.models.openai_chat import OpenAIChatModel
 from coderefine.models.providers import parse_spec
+from coderefine.refiner.critique import CRITIQUE_TOOL
 from tests.fake_batches import FakeOpenAIBatches
 from tests.fake_openai import chat, chat_usage, tool_call
 

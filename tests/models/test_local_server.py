@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.cli import main
+from coderefine.cli.main import main
 from coderefine.config import Settings
-from coderefine.critique import CRITIQUE_TOOL, CritiqueError, parse_critique
 from coderefine.models.base import Block, Message, ModelRequest
 from coderefine.models.factory import make_model
+from coderefine.refiner.critique import CRITIQUE_TOOL, CritiqueError, parse_critique
 from tests.hostile import git, make_project, snapshot
 
 pytestmark = pytest.mark.local_model

@@ -7,7 +7,6 @@ from typing import Any
 import httpx2
 import pytest
 
-from coderefine.critique import CRITIQUE_TOOL, CritiqueError, parse_critique
 from coderefine.errors import (
     AuthError,
     ConnectionFailedError,
@@ -19,8 +18,9 @@ from coderefine.errors import (
 )
 from coderefine.models.base import Block, Message, ModelRequest
 from coderefine.models.openai_chat import OpenAIChatModel
+from coderefine.models.prices import cost_of
 from coderefine.models.providers import parse_spec
-from coderefine.prices import cost_of
+from coderefine.refiner.critique import CRITIQUE_TOOL, CritiqueError, parse_critique
 from tests.fake_openai import FakeOpenAI, chat, chat_usage, openai_error, tool_call
 
 CRITIQUE = {"verdict": "pass", "summary": "ok", "issues": []}

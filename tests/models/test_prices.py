@@ -4,7 +4,7 @@ import pytest
 
 from coderefine.errors import ConfigError
 from coderefine.models.base import Usage
-from coderefine.prices import cost_of, price_of
+from coderefine.models.prices import cost_of, price_of
 
 MILLION = Usage(input_tokens=1_000_000, output_tokens=1_000_000)
 

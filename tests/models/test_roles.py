@@ -7,17 +7,17 @@ import io
 import os
 from pathlib import Path
 
-from coderefine.cli import main
+from coderefine.cli.main import main
 from coderefine.config import Settings
 from coderefine.models.base import Usage
+from coderefine.models.prices import cost_of
 from coderefine.models.roles import RoleModels, models_key, role_specs
 from coderefine.models.scripted import ScriptedModel
-from coderefine.prices import cost_of
 from tests.conftest import RepoFactory
 from tests.fake_api import FakeAnthropic, loopback_server, tool_message, usage
 from tests.fake_openai import FakeOpenAI, chat, chat_usage
 from tests.hostile import make_project
-from tests.test_loop import FIX, PASS, buggy_change, revise, run
+from tests.refiner.test_loop import FIX, PASS, buggy_change, revise, run
 
 
 def test_role_specs_default_to_the_model() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.basetree import STALE_SECONDS, TreeCache, tree_cache_folder
+from coderefine.project.basetree import STALE_SECONDS, TreeCache, tree_cache_folder
 from tests.conftest import write_files
 
 FILES = {"pkg/__init__.py": "", "pkg/mod.py": "X = 1\n", "tests/test_mod.py": "def test(): pass\n"}
@@ -145,7 +145,7 @@ def test_cache_clear_from_the_command_line_removes_the_trees(
 ) -> None:
     import io
 
-    from coderefine.cli import main
+    from coderefine.cli.main import main
 
     root = _project(tmp_path)
     monkeypatch.chdir(root)

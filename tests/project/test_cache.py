@@ -1,7 +1,7 @@
 import threading
 from pathlib import Path
 
-from coderefine.cache import ReviewCache, cache_key, content_hash
+from coderefine.project.cache import ReviewCache, cache_key, content_hash
 
 
 def test_key_is_stable_and_sensitive() -> None:

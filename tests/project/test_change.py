@@ -2,9 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.change import from_branch, from_patch, from_staged, from_worktree, load_change
 from coderefine.errors import GitError, InputError
-from coderefine.gitio import GitRepo
+from coderefine.project.change import from_branch, from_patch, from_staged, from_worktree, load_change
+from coderefine.project.gitio import GitRepo
 from tests.conftest import SMALL_PROJECT, RepoFactory, git, write_files
 
 MAX = 1024 * 1024

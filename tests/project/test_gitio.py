@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from coderefine.errors import GitError
-from coderefine.gitio import GitRepo
+from coderefine.project.gitio import GitRepo
 from tests.conftest import SMALL_PROJECT, RepoFactory, git, write_files
 
 
@@ -37,7 +37,7 @@ def test_the_check_path_reads_git_without_importing_gitpython(make_repo: RepoFac
     (root / "new.py").write_text("Y = 1\n")
     git(root, "add", "new.py")
     probe = (
-        "import sys; from pathlib import Path; from coderefine.gitio import GitRepo\n"
+        "import sys; from pathlib import Path; from coderefine.project.gitio import GitRepo\n"
         "repo = GitRepo.find(Path('pkg'))\n"
         "assert repo is not None and repo.root == Path.cwd().resolve(), repo\n"
         "assert repo.has_head() and repo.blob_at('HEAD', 'pkg/mod.py') == b'X = 1\\n'\n"

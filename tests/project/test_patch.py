@@ -1,7 +1,7 @@
 import pytest
 
 from coderefine.errors import PatchError
-from coderefine.patch import apply_patch, parse_patch
+from coderefine.project.patch import apply_patch, parse_patch
 
 OLD = "a\nb\nc\nd\n"
 NEW = "a\nB\nc\nd\ne\n"

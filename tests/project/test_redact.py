@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coderefine.redact import Redactor, entropy
+from coderefine.project.redact import Redactor, entropy
 from tests.hostile import SECRETS, secret_module
 
 

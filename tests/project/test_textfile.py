@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coderefine.errors import InputError
-from coderefine.textfile import decode_source, newline_of, read_source
+from coderefine.project.textfile import decode_source, newline_of, read_source
 
 
 @pytest.mark.parametrize(

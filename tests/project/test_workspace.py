@@ -2,12 +2,12 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.change import from_worktree
 from coderefine.config import Settings
-from coderefine.evaluate import Evaluator
-from coderefine.gitio import GitRepo
-from coderefine.runner import SubprocessRunner
-from coderefine.workspace import IsolatedTree, project_files
+from coderefine.project.change import from_worktree
+from coderefine.project.gitio import GitRepo
+from coderefine.project.runner import SubprocessRunner
+from coderefine.project.workspace import IsolatedTree, project_files
+from coderefine.signals.evaluate import Evaluator
 from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
 
 
@@ -44,7 +44,7 @@ def test_bytecode_is_never_copied(tmp_path: Path) -> None:
 
 TOUCHY_TESTS = """from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 
 
 def test_writes_project_files():

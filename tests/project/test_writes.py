@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from coderefine.errors import UndoError, WriteError
-from coderefine.writes import FileWrite, Journal, atomic_write
+from coderefine.project.writes import FileWrite, Journal, atomic_write
 
 
 def test_atomic_write_keeps_mode_and_leaves_no_temp_files(tmp_path: Path) -> None:
@@ -96,7 +96,7 @@ def test_outside_git_the_journal_is_ignored_by_git(tmp_path: Path) -> None:
 
 
 def test_a_run_entry_grows_file_by_file_and_one_undo_restores_the_run(tmp_path: Path) -> None:
-    from coderefine.writes import FileWrite, Journal
+    from coderefine.project.writes import FileWrite, Journal
 
     for name in ("a.py", "b.py", "c.py"):
         (tmp_path / name).write_text(f"{name} old\n")
@@ -117,7 +117,7 @@ def test_a_run_entry_grows_file_by_file_and_one_undo_restores_the_run(tmp_path: 
 
 
 def test_recover_restores_only_the_file_a_crashed_run_was_writing(tmp_path: Path) -> None:
-    from coderefine.writes import FileWrite, Journal
+    from coderefine.project.writes import FileWrite, Journal
 
     (tmp_path / "a.py").write_text("a old\n")
     (tmp_path / "b.py").write_text("b old\n")
@@ -134,7 +134,7 @@ def test_recover_restores_only_the_file_a_crashed_run_was_writing(tmp_path: Path
 
 
 def test_a_run_that_wrote_nothing_leaves_no_entry(tmp_path: Path) -> None:
-    from coderefine.writes import Journal
+    from coderefine.project.writes import Journal
 
     journal = Journal.for_project(tmp_path, None)
     journal.open_run().close()

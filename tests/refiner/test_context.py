@@ -5,19 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks.fixtures import big_module
-from coderefine.change import from_worktree
 from coderefine.config import Settings
-from coderefine.context import changed_lines, named_spans, signal_lines, view_of, views_for
-from coderefine.critique import Critique, Issue
-from coderefine.edits import apply_edits, parse_edit_blocks
-from coderefine.evaluate import Evaluator
-from coderefine.gitio import GitRepo
-from coderefine.loop import refine
+from coderefine.edits.blocks import apply_edits, parse_edit_blocks
 from coderefine.models.scripted import ScriptedModel
-from coderefine.prompting import PromptBuilder
-from coderefine.runner import SubprocessRunner
+from coderefine.project.change import from_worktree
+from coderefine.project.gitio import GitRepo
+from coderefine.project.runner import SubprocessRunner
+from coderefine.project.workspace import project_files
+from coderefine.refiner.context import changed_lines, named_spans, signal_lines, view_of, views_for
+from coderefine.refiner.critique import Critique, Issue
+from coderefine.refiner.loop import refine
+from coderefine.refiner.prompting import PromptBuilder
 from coderefine.signals.base import Comparison, Signal
-from coderefine.workspace import project_files
+from coderefine.signals.evaluate import Evaluator
 from tests.conftest import RepoFactory, write_files
 
 MODULE = "import os\n\n" + big_module(100)  # about 1,000 lines

@@ -1,6 +1,6 @@
 import pytest
 
-from coderefine.critique import CritiqueError, locate_evidence, parse_critique
+from coderefine.refiner.critique import CritiqueError, locate_evidence, parse_critique
 
 FILES = {"m.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"}
 
@@ -104,7 +104,7 @@ def test_edits_the_critic_attached_are_kept_apart_from_the_critique() -> None:
 
 
 def test_only_the_merged_tool_offers_edits() -> None:
-    from coderefine.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL
+    from coderefine.refiner.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL
 
     assert "edits" not in CRITIQUE_TOOL.input_schema["properties"]
     assert "edits" in MERGED_CRITIQUE_TOOL.input_schema["properties"]

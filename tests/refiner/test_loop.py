@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coderefine.change import Change, from_worktree
 from coderefine.config import Settings
-from coderefine.evaluate import Evaluator
-from coderefine.gitio import GitRepo
-from coderefine.loop import RefineResult, refine
 from coderefine.models.base import Model
 from coderefine.models.scripted import Script, ScriptedModel
-from coderefine.prompting import CONTEXT_NOTE
-from coderefine.runner import SubprocessRunner
-from coderefine.workspace import project_files
+from coderefine.project.change import Change, from_worktree
+from coderefine.project.gitio import GitRepo
+from coderefine.project.runner import SubprocessRunner
+from coderefine.project.workspace import project_files
+from coderefine.refiner.loop import refine
+from coderefine.refiner.prompting import CONTEXT_NOTE
+from coderefine.refiner.records import RefineResult
+from coderefine.signals.evaluate import Evaluator
 from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
 
 BUGGY = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
@@ -195,7 +196,7 @@ def test_pass_with_failing_signals_still_revises(make_repo: RepoFactory) -> None
 
 def test_draft_writes_new_code_then_refines(make_repo: RepoFactory) -> None:
     root = make_repo(SMALL_PROJECT)
-    from coderefine.change import draft_change
+    from coderefine.project.change import draft_change
 
     repo = GitRepo.find(root)
     change = draft_change(Path("pkg/new.py"), cwd=root, repo=repo, max_bytes=1 << 20)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from coderefine.config import Settings
-from coderefine.critique import Critique, Issue
-from coderefine.policy import backed, confirmed_by_signals, mergeable
+from coderefine.refiner.critique import Critique, Issue
+from coderefine.refiner.policy import backed, confirmed_by_signals, mergeable
 from coderefine.signals.base import Comparison, Signal, SourceStatus
 from tests.conftest import RepoFactory
-from tests.test_loop import FIX, PASS, buggy_change, revise, run, scripted
+from tests.refiner.test_loop import FIX, PASS, buggy_change, revise, run, scripted
 
 TEXT = "def add(a, b):\n    return a - b\n"
 FAILING = Signal(

@@ -1,6 +1,6 @@
-from coderefine.critique import Critique, Issue
-from coderefine.edits import parse_edit_blocks
-from coderefine.prompting import CONTEXT_NOTE, PromptBuilder, fence, preexisting
+from coderefine.edits.blocks import parse_edit_blocks
+from coderefine.refiner.critique import Critique, Issue
+from coderefine.refiner.prompting import CONTEXT_NOTE, PromptBuilder, fence, preexisting
 from coderefine.signals.base import Comparison, Signal, SourceStatus
 
 HOSTILE = '''\
@@ -91,7 +91,7 @@ def test_a_format_signal_that_only_adds_blank_lines() -> None:
 
 
 def test_signals_that_were_not_collected_are_not_called_clean() -> None:
-    from coderefine.prompting import NOT_COLLECTED, signals_section
+    from coderefine.refiner.prompting import NOT_COLLECTED, signals_section
 
     skipped = SourceStatus("signals", "skipped", "this strategy uses no signals")
     assert NOT_COLLECTED in signals_section(Comparison((), (), (), (skipped,)))
@@ -100,8 +100,8 @@ def test_signals_that_were_not_collected_are_not_called_clean() -> None:
 
 
 def test_a_merged_run_lists_the_tool_with_edits_in_every_request_and_asks_the_critic_only() -> None:
-    from coderefine.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL
-    from coderefine.prompting import MERGE_NOTE
+    from coderefine.refiner.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL
+    from coderefine.refiner.prompting import MERGE_NOTE
 
     critique = Critique("revise", "s", (Issue("t", "error", "m.py", 2, 2, "x = 1", "s"),))
     merged = PromptBuilder(1000, merge=True)
@@ -160,9 +160,9 @@ def test_lint_signals_already_in_a_whole_file_are_context_not_faults() -> None:
 
 def test_an_issue_on_a_definitions_first_line_shows_the_reviser_its_body() -> None:
     """A critic quoting the `def` line anchors its issue there; the reviser needs the body below it."""
-    from coderefine.context import view_of
-    from coderefine.critique import Critique, Issue
-    from coderefine.prompting import issue_excerpts
+    from coderefine.refiner.context import view_of
+    from coderefine.refiner.critique import Critique, Issue
+    from coderefine.refiner.prompting import issue_excerpts
 
     body = "".join(f"    step{i} = {i}\n" for i in range(20))
     text = "import os\n\n\ndef shown():\n    return 1\n\n\n" + "\n".join(
@@ -178,7 +178,7 @@ def test_an_issue_on_a_definitions_first_line_shows_the_reviser_its_body() -> No
 
 
 def test_the_cases_of_one_parametrized_test_share_one_traceback() -> None:
-    from coderefine.prompting import signals_section
+    from coderefine.refiner.prompting import signals_section
     from coderefine.signals.base import Comparison, Signal, SourceStatus
 
     def case(n: int) -> Signal:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.cli import main
+from coderefine.cli.main import main
 from tests.conftest import RepoFactory, write_files
 
 # A src layout with a private module re-exported by its package, tests importing the package only.

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.cli import main
+from coderefine.cli.main import main
 from coderefine.config import Settings
-from coderefine.evaluate import Evaluator
-from coderefine.runner import Completed, SubprocessRunner
+from coderefine.project.runner import Completed, SubprocessRunner
+from coderefine.signals.evaluate import Evaluator
 from tests.conftest import RepoFactory, write_files
-from tests.test_loop import BUGGY, buggy_change
+from tests.refiner.test_loop import BUGGY, buggy_change
 
 ENV = {"PATH": "/usr/bin:/bin"}
 
@@ -135,9 +135,9 @@ def test_editing_a_badly_formatted_line_that_stays_so_is_not_introduced(
 def test_pinned_files_are_seen_as_given_not_as_the_working_tree_has_them(make_repo: RepoFactory) -> None:
     """A sweep pins the files it already wrote to their old bytes: a later file's tests see the project as
     the sweep found it, even though the persistent tree follows the working tree."""
-    from coderefine.change import from_worktree
-    from coderefine.gitio import GitRepo
-    from coderefine.workspace import project_files
+    from coderefine.project.change import from_worktree
+    from coderefine.project.gitio import GitRepo
+    from coderefine.project.workspace import project_files
 
     root = make_repo(
         {
@@ -177,9 +177,9 @@ def test_persistent_trees_can_be_turned_off(make_repo: RepoFactory, tmp_path: Pa
 def test_syntax_signals_come_from_compile_alone(make_repo: RepoFactory) -> None:
     """libcst's parse is the gate's (it guards writes), not a signal: evaluating a change never imports
     libcst, and a compile() error reads as introduced or as existing like any other signal."""
-    from coderefine.change import from_worktree
-    from coderefine.gitio import GitRepo
-    from coderefine.workspace import project_files
+    from coderefine.project.change import from_worktree
+    from coderefine.project.gitio import GitRepo
+    from coderefine.project.workspace import project_files
     from tests.conftest import SMALL_PROJECT
 
     old = BUGGY + "def broken(:\n"
@@ -194,6 +194,6 @@ def test_syntax_signals_come_from_compile_alone(make_repo: RepoFactory) -> None:
     assert [s.code for s in seen.comparison.introduced if s.source == "syntax"] == []
     assert [s.code for s in seen.comparison.existing if s.source == "syntax"] == ["syntax-error"]
     assert [s.code for s in fixed.comparison.fixed if s.source == "syntax"] == ["syntax-error"]
-    probe = "import sys, coderefine.evaluate; print('libcst' in sys.modules)"
+    probe = "import sys, coderefine.signals.evaluate; print('libcst' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.runner import SubprocessRunner
+from coderefine.project.runner import SubprocessRunner
 from coderefine.signals.pytest import (
     PytestConfig,
     PytestSignals,

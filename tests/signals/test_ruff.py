@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.runner import SubprocessRunner
+from coderefine.project.runner import SubprocessRunner
 from coderefine.signals import ruff as ruff_module
 from coderefine.signals.ruff import RuffSignals, find_ruff, format_signals, has_ruff_config
 

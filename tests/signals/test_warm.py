@@ -10,12 +10,12 @@ import pytest
 
 from coderefine.config import Settings
 from coderefine.errors import ToolTimeoutError
-from coderefine.evaluate import Evaluator
-from coderefine.runner import SubprocessRunner
+from coderefine.project.runner import SubprocessRunner
+from coderefine.signals.evaluate import Evaluator
 from coderefine.signals.pytest import PLUGIN_DIR, PytestConfig, PytestSignals
 from coderefine.signals.warm import WarmPytest
 from tests.conftest import RepoFactory
-from tests.test_loop import BUGGY, buggy_change
+from tests.refiner.test_loop import BUGGY, buggy_change
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the warm runner needs fork()")
 ENV = {"PATH": "/usr/bin:/bin"}

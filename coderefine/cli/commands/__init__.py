@@ -58,9 +58,9 @@ def read_patch(args: argparse.Namespace, stdin: TextIO) -> str | None:
 
 def load(args: argparse.Namespace, stdin: TextIO) -> tuple[Any, Any, Any]:
     """The repository, settings and change the arguments ask for."""
-    from coderefine.change import load_change, project_root
     from coderefine.config import load_settings
-    from coderefine.gitio import GitRepo
+    from coderefine.project.change import load_change, project_root
+    from coderefine.project.gitio import GitRepo
 
     cwd = Path.cwd()
     patch_text = read_patch(args, stdin)

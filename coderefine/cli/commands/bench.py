@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from coderefine.commands import settings_flags, warn
+from coderefine.cli.commands import settings_flags, warn
 from coderefine.errors import EXIT_CLEAN, UsageError
 
 
@@ -20,7 +20,7 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.bench.strategies import strategies
     from coderefine.config import load_settings
     from coderefine.errors import UsageError
-    from coderefine.runner import SubprocessRunner
+    from coderefine.project.runner import SubprocessRunner
 
     settings = load_settings(Path.cwd(), os.environ, settings_flags(args))
     out_dir = Path(args.out)
@@ -159,7 +159,7 @@ def models_for(settings: Any, environ: Mapping[str, str], batch: Any = None) -> 
 
 def command_make_suite(args: argparse.Namespace, out: TextIO) -> int:
     from coderefine.bench.build import Source, make_suite
-    from coderefine.runner import SubprocessRunner
+    from coderefine.project.runner import SubprocessRunner
 
     if bool(args.requirement) == bool(args.from_path):
         raise UsageError("make-suite: give either NAME==VERSION or --from PATH (one of them)")

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from coderefine.commands import settings_flags
+from coderefine.cli.commands import settings_flags
 
 if TYPE_CHECKING:
-    from coderefine.review import ReviewReport
+    from coderefine.doors.review.run import ReviewReport
     from coderefine.signals.warm import WarmPytest
 
 _REVIEW_FORMATS = ("text", "json", "markdown", "sarif", "github", "gitlab")
@@ -63,15 +63,15 @@ def command_review(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 
 
 def _review(args: argparse.Namespace, out: TextIO, started: WarmPytest | None) -> int:
-    from coderefine.change import from_branch
     from coderefine.config import load_settings
+    from coderefine.doors.review.run import choose_intent, run_review
+    from coderefine.doors.review.shard import parse_shard
     from coderefine.errors import GitError, MissingKeyError, UsageError
-    from coderefine.gitio import GitRepo
     from coderefine.models.factory import make_role_model
     from coderefine.models.ratelimit import RateLimits, rate_limited
-    from coderefine.review import choose_intent, run_review
-    from coderefine.runner import SubprocessRunner
-    from coderefine.shard import parse_shard
+    from coderefine.project.change import from_branch
+    from coderefine.project.gitio import GitRepo
+    from coderefine.project.runner import SubprocessRunner
     from coderefine.signals.prestart import prestart
 
     outputs = _parse_outputs(args.output)
@@ -167,8 +167,8 @@ class _ReviewProgress:
 
 def write_outputs(report: ReviewReport, outputs: list[tuple[str, str | None]], out: TextIO) -> None:
     """Each ``--format`` output of a review (or of merged shards), to its file or to ``out``."""
-    from coderefine.report import github, gitlab, sarif
-    from coderefine.report import review as review_report
+    from coderefine.doors.review import github, gitlab, sarif
+    from coderefine.doors.review import render as review_report
 
     renderers = {
         "text": review_report.render_text,
@@ -190,7 +190,7 @@ def write_outputs(report: ReviewReport, outputs: list[tuple[str, str | None]], o
 
 def publish(report: ReviewReport) -> None:
     """The pull request review (``--github-review``): inline comments and the one summary comment."""
-    from coderefine.github_api import GitHubReviewer
+    from coderefine.doors.review.github_api import GitHubReviewer
 
     published = GitHubReviewer.from_environment(os.environ).publish(report)
     print(
@@ -203,8 +203,8 @@ def publish(report: ReviewReport) -> None:
 
 def command_merge(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.config import load_settings
-    from coderefine.gitio import GitRepo
-    from coderefine.merge import load_shard, merge_shards
+    from coderefine.doors.review.merge import load_shard, merge_shards
+    from coderefine.project.gitio import GitRepo
 
     outputs = _parse_outputs(args.output)
     shards = [load_shard(Path(name)) for name in args.reports]

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from coderefine.commands import recover, settings_flags, warn
+from coderefine.cli.commands import recover, settings_flags, warn
 from coderefine.errors import EXIT_CLEAN
 
 _SKIP_HINT = (
@@ -29,15 +29,15 @@ def commit_message_intent(text: str) -> str:
 
 
 def command_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    from coderefine.cache import ReviewCache
     from coderefine.config import load_settings
+    from coderefine.doors.hook import Hook
     from coderefine.errors import GitError, InputError, ModelError
-    from coderefine.gitio import GitRepo
-    from coderefine.hook import Hook
-    from coderefine.lock import run_lock
     from coderefine.models.factory import make_role_model
-    from coderefine.runner import SubprocessRunner
-    from coderefine.writes import Journal
+    from coderefine.project.cache import ReviewCache
+    from coderefine.project.gitio import GitRepo
+    from coderefine.project.lock import run_lock
+    from coderefine.project.runner import SubprocessRunner
+    from coderefine.project.writes import Journal
 
     cwd = Path.cwd()
     repo = GitRepo.find(cwd)
@@ -88,9 +88,9 @@ def command_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 
 
 def command_install_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    from coderefine.doors.githook import install_hook
     from coderefine.errors import GitError
-    from coderefine.githook import install_hook
-    from coderefine.gitio import GitRepo
+    from coderefine.project.gitio import GitRepo
 
     repo = GitRepo.find(Path.cwd())
     if repo is None:
@@ -101,10 +101,10 @@ def command_install_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -
 
 
 def command_cache(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    from coderefine.basetree import TreeCache, tree_cache_folder
-    from coderefine.cache import ReviewCache
-    from coderefine.change import project_root
-    from coderefine.gitio import GitRepo
+    from coderefine.project.basetree import TreeCache, tree_cache_folder
+    from coderefine.project.cache import ReviewCache
+    from coderefine.project.change import project_root
+    from coderefine.project.gitio import GitRepo
 
     cwd = Path.cwd()
     repo = GitRepo.find(cwd)

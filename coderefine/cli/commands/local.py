@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from coderefine.commands import load, recovered, require_change_source, settings_flags, warn
+from coderefine.cli.commands import load, recovered, require_change_source, settings_flags, warn
 from coderefine.errors import EXIT_CLEAN, EXIT_FINDINGS
 
 if TYPE_CHECKING:
@@ -35,16 +35,16 @@ def _check(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPy
     if not change.files:
         out.write("coderefine check: no Python files in the change; nothing to do\n")
         return EXIT_CLEAN
+    from coderefine.project.workspace import project_files
     from coderefine.signals.prestart import prestart
-    from coderefine.workspace import project_files
 
     files = project_files(change.root, repo)
     # The server learns its names before the heavier imports below, which its plugin loading overlaps.
     warm = prestart(change.root, settings, os.environ, files, started)
-    from coderefine.check import run_check
+    from coderefine.project.runner import SubprocessRunner
     from coderefine.report.jsonout import render_check_json
     from coderefine.report.text import render_check
-    from coderefine.runner import SubprocessRunner
+    from coderefine.signals.check import run_check
 
     result = run_check(change, settings, SubprocessRunner(), os.environ, files, warm)
     render = render_check_json if args.output_format == "json" else render_check
@@ -54,18 +54,18 @@ def _check(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPy
 
 def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.api import refine_change
-    from coderefine.change import draft_change, project_root
     from coderefine.config import load_settings
     from coderefine.errors import UsageError
-    from coderefine.gitio import GitRepo
     from coderefine.models.factory import make_role_model
+    from coderefine.project.change import draft_change, project_root
+    from coderefine.project.gitio import GitRepo
+    from coderefine.project.runner import SubprocessRunner
     from coderefine.report.progress import StreamProgress
     from coderefine.report.refine import render_refine, render_refine_json
-    from coderefine.runner import SubprocessRunner
 
     drafting = args.command == "draft"
     if not drafting:
-        from coderefine.commands.sweep import command_sweep, is_sweep
+        from coderefine.cli.commands.sweep import command_sweep, is_sweep
 
         if is_sweep(args):
             return command_sweep(args, out, stdin)

@@ -11,12 +11,12 @@ from coderefine.errors import EXIT_CLEAN
 
 
 def command_mcp(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    from coderefine.change import project_root
     from coderefine.errors import UsageError
-    from coderefine.gitio import GitRepo
+    from coderefine.project.change import project_root
+    from coderefine.project.gitio import GitRepo
 
     try:
-        from coderefine.mcp.server import serve
+        from coderefine.doors.mcp.server import serve
     except ImportError as exc:
         raise UsageError(
             f"coderefine mcp needs the MCP SDK ({exc.name} is missing): pip install 'coderefine[mcp]'"

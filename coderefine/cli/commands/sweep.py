@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from coderefine.commands import recovered, settings_flags, warn
+from coderefine.cli.commands import recovered, settings_flags, warn
 from coderefine.errors import EXIT_CLEAN
 
 if TYPE_CHECKING:
-    from coderefine.cache import ReviewCache
-    from coderefine.gitio import GitRepo
+    from coderefine.project.cache import ReviewCache
+    from coderefine.project.gitio import GitRepo
 
 
 def is_sweep(args: argparse.Namespace) -> bool:
@@ -41,16 +41,16 @@ def is_sweep(args: argparse.Namespace) -> bool:
 
 
 def command_sweep(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    from coderefine.change import project_root
     from coderefine.config import load_settings
-    from coderefine.gitio import GitRepo
+    from coderefine.doors.review.shard import parse_shard, shard_files
+    from coderefine.doors.sweep.report import SweepProgress, render_sweep, render_sweep_json
+    from coderefine.doors.sweep.run import Sweep
+    from coderefine.doors.sweep.select import select_files
     from coderefine.models.factory import make_role_model
     from coderefine.models.ratelimit import rate_limited
-    from coderefine.report.sweep import SweepProgress, render_sweep, render_sweep_json
-    from coderefine.runner import SubprocessRunner
-    from coderefine.shard import parse_shard, shard_files
-    from coderefine.sweep.run import Sweep
-    from coderefine.sweep.select import select_files
+    from coderefine.project.change import project_root
+    from coderefine.project.gitio import GitRepo
+    from coderefine.project.runner import SubprocessRunner
 
     cwd = Path.cwd()
     first = Path(os.path.normpath(cwd / args.files[0])) if args.files else cwd
@@ -115,7 +115,7 @@ def _size(path: Path) -> int:
 
 def sweep_cache(root: Path, repo: GitRepo | None, files: int, at_least: int) -> ReviewCache:
     """The sweep's own results folder, next to the review cache, large enough to hold a whole sweep."""
-    from coderefine.cache import ReviewCache
+    from coderefine.project.cache import ReviewCache
 
     base = ReviewCache.for_project(root, repo.git_dir if repo is not None else None, at_least)
     return ReviewCache(base.folder.parent / "sweep", max(at_least, 2 * files + 100))

@@ -28,10 +28,10 @@ from mcp.server.context import ServerRequestContext
 
 from coderefine.api import CancelledError, resolve_model
 from coderefine.config import Settings
+from coderefine.doors.mcp.results import ToolOutput
+from coderefine.doors.mcp.sampling import Sample, SampleCall, SamplingModel
 from coderefine.errors import ModelError
-from coderefine.mcp.results import ToolOutput
 from coderefine.models.base import Model, ModelReply, ModelRequest, Wrapped
-from coderefine.models.sampling import Sample, SampleCall, SamplingModel
 
 # A model counts as configured when the project or the environment chose one, or a provider's key is set;
 # otherwise a client that can sample lends its own model.

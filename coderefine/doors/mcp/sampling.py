@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from coderefine.models.base import ModelReply, ModelRequest, Role, Usage
-from coderefine.prompting import prompt_text
+from coderefine.refiner.prompting import prompt_text
 
 SAMPLING_PREFIX = "sampling:"
 

@@ -22,16 +22,17 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from coderefine import __version__, api
-from coderefine.change import project_root
+from coderefine import api
+from coderefine.doors.mcp.bridge import Job, choose_model
+from coderefine.doors.mcp.results import ToolOutput, bounded
+from coderefine.doors.mcp.tools import INSTRUCTIONS, TOOLS, ToolDef
 from coderefine.errors import CoderefineError, MissingKeyError, UndoError, UsageError
-from coderefine.gitio import GitRepo
-from coderefine.mcp.bridge import Job, choose_model
-from coderefine.mcp.results import ToolOutput, bounded
-from coderefine.mcp.tools import INSTRUCTIONS, TOOLS, ToolDef
+from coderefine.project.change import project_root
+from coderefine.project.gitio import GitRepo
+from coderefine.project.writes import Journal
 from coderefine.report.refine import render_refine
 from coderefine.report.text import render_check
-from coderefine.writes import Journal
+from coderefine.version import __version__
 
 _BY_NAME = {tool.name: tool for tool in TOOLS}
 _TYPES = {"array": list, "boolean": bool, "string": str, "integer": int}

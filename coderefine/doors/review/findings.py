@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from coderefine.critique import Issue
+from coderefine.refiner.critique import Issue
 from coderefine.signals.base import Signal, failure_excerpt
 
 Severity = Literal["error", "warning", "info"]

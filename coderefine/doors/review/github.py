@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from coderefine.findings import Finding
-from coderefine.report.review import render_markdown
-from coderefine.review import ReviewReport
+from coderefine.doors.review.findings import Finding
+from coderefine.doors.review.render import render_markdown
+from coderefine.doors.review.run import ReviewReport
 
 MAX_PER_LEVEL = 10
 _COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}

@@ -19,11 +19,11 @@ from typing import Any
 
 import httpx2
 
-from coderefine import __version__
+from coderefine.doors.review.findings import Finding
+from coderefine.doors.review.render import SUMMARY_MARKER, message_markdown, render_markdown, suggestion_block
+from coderefine.doors.review.run import ReviewReport
 from coderefine.errors import UsageError
-from coderefine.findings import Finding
-from coderefine.report.review import SUMMARY_MARKER, message_markdown, render_markdown, suggestion_block
-from coderefine.review import ReviewReport
+from coderefine.version import __version__
 
 FINGERPRINT = re.compile(r"<!-- coderefine:fp=([0-9a-f]+) -->")
 RESOLVED_MARKER = "<!-- coderefine:resolved -->"

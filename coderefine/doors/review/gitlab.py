@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from coderefine.review import ReviewReport
+from coderefine.doors.review.run import ReviewReport
 
 _SEVERITY = {"error": "critical", "warning": "major", "info": "info"}
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, cast
 
+from coderefine.doors.review.findings import Finding, Suggestion, dedupe
+from coderefine.doors.review.run import ReviewReport
 from coderefine.errors import UsageError
-from coderefine.findings import Finding, Suggestion, dedupe
-from coderefine.loop import ModelCharge
 from coderefine.models.base import Usage
-from coderefine.review import ReviewReport
+from coderefine.refiner.records import ModelCharge
 from coderefine.signals.base import SourceStatus
 
 _STATE_RANK = {"ok": 0, "skipped": 1, "timeout": 2, "unavailable": 3}

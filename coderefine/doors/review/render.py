@@ -7,10 +7,10 @@ import json
 import re
 from collections.abc import Iterable
 
-from coderefine import __version__
-from coderefine.findings import Finding
+from coderefine.doors.review.findings import Finding
+from coderefine.doors.review.run import ReviewReport
 from coderefine.report.usage import charges_data, charges_text
-from coderefine.review import ReviewReport
+from coderefine.version import __version__
 
 SUMMARY_MARKER = "<!-- coderefine:summary -->"
 _ICONS = {"error": "🔴", "warning": "🟠", "info": "🔵"}

@@ -19,12 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from coderefine.change import Change, FileChange
 from coderefine.config import Settings
-from coderefine.critique import Critique, CritiqueError, Issue
-from coderefine.errors import BudgetExceededError
-from coderefine.evaluate import Evaluation, Evaluator
-from coderefine.findings import (
+from coderefine.doors.review.findings import (
     Finding,
     Suggestion,
     commentable,
@@ -34,12 +30,16 @@ from coderefine.findings import (
     from_signal,
     right_side_lines,
 )
+from coderefine.doors.review.shard import shard_files
+from coderefine.errors import BudgetExceededError
 from coderefine.models.base import Model, Usage
-from coderefine.records import ModelCharge
-from coderefine.runner import Runner
-from coderefine.session import Ledger, RejectedEdit, Session
-from coderefine.shard import shard_files
+from coderefine.project.change import Change, FileChange
+from coderefine.project.runner import Runner
+from coderefine.refiner.critique import Critique, CritiqueError, Issue
+from coderefine.refiner.records import ModelCharge
+from coderefine.refiner.session import Ledger, RejectedEdit, Session
 from coderefine.signals.base import SEVERITY_RANK, Comparison, SourceStatus
+from coderefine.signals.evaluate import Evaluation, Evaluator
 from coderefine.signals.warm import WarmPytest
 
 

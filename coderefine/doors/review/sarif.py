@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from coderefine import __version__
-from coderefine.findings import Finding
-from coderefine.review import ReviewReport
+from coderefine.doors.review.findings import Finding
+from coderefine.doors.review.run import ReviewReport
+from coderefine.version import __version__
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {"error": "error", "warning": "warning", "info": "note"}

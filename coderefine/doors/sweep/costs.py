@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from coderefine.config import Settings
 from coderefine.models.base import Model, ModelReply, ModelRequest, Usage, Wrapped
-from coderefine.prices import cost_of
+from coderefine.models.prices import cost_of
 
 # A first guess of one file's calls before any file has finished: critic, reviser, confirming critic.
 _CALLS_PER_FILE = 3

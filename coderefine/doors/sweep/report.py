@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from coderefine.sweep.records import STATUSES, FileOutcome, SweepResult
-from coderefine.sweep.run import Snapshot
+from coderefine.doors.sweep.records import STATUSES, FileOutcome, SweepResult
+from coderefine.doors.sweep.run import Snapshot
 
 
 def _duration(seconds: float) -> str:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 
-from coderefine import __version__
-from coderefine.cache import cache_key
 from coderefine.config import Settings
-from coderefine.hook import PROTOCOL_VERSION, settings_key
+from coderefine.doors.hook import PROTOCOL_VERSION, settings_key
+from coderefine.doors.sweep.records import FileOutcome
 from coderefine.models.roles import models_key
-from coderefine.sweep.records import FileOutcome
+from coderefine.project.cache import cache_key
+from coderefine.version import __version__
 
 
 def file_key(settings: Settings, intent: str, path: str, on_disk: bytes, head_blob: str | None) -> str:

@@ -20,16 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from coderefine.cache import ReviewCache
 from coderefine.config import Settings
+from coderefine.doors.sweep.costs import Meter, prior_cost
+from coderefine.doors.sweep.records import FileOutcome, Status, SweepResult
+from coderefine.doors.sweep.resume import cached_outcome, file_key
 from coderefine.errors import EXIT_FINDINGS, EXIT_INTERNAL, CoderefineError
-from coderefine.gitio import GitRepo
 from coderefine.models.base import Model
-from coderefine.runner import Runner
-from coderefine.sweep.costs import Meter, prior_cost
-from coderefine.sweep.records import FileOutcome, Status, SweepResult
-from coderefine.sweep.resume import cached_outcome, file_key
-from coderefine.writes import FileWrite, RunEntry
+from coderefine.project.cache import ReviewCache
+from coderefine.project.gitio import GitRepo
+from coderefine.project.runner import Runner
+from coderefine.project.writes import FileWrite, RunEntry
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ class Sweep:
         on_recover: Callable[[tuple[str, ...]], None] | None = None,
     ) -> SweepResult:
         from coderefine.api import project_journal
-        from coderefine.workspace import project_files
+        from coderefine.project.workspace import project_files
 
         start = self.clock()
         with project_journal(self.root, self.repo, on_wait=on_wait, on_recover=on_recover) as journal:
@@ -229,8 +229,8 @@ class Sweep:
     def _one(self, item: _Item, settings: Settings, files: list[str], entry: RunEntry | None) -> FileOutcome:
         """One file, start to end; every error becomes the file's outcome."""
         from coderefine.api import CancelledError, refine_and_write
-        from coderefine.change import from_worktree
-        from coderefine.fix import write_decision
+        from coderefine.doors.fix import write_decision
+        from coderefine.project.change import from_worktree
         from coderefine.report.refine import final_diff
 
         meter = Meter(self.model, settings.prices)

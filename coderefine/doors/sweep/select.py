@@ -10,10 +10,10 @@ import os
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from coderefine.change import PYTHON_SUFFIXES, relative_path
 from coderefine.errors import InputError
-from coderefine.gitio import GitRepo
-from coderefine.workspace import project_files
+from coderefine.project.change import PYTHON_SUFFIXES, relative_path
+from coderefine.project.gitio import GitRepo
+from coderefine.project.workspace import project_files
 
 
 def excluded(path: str, globs: Sequence[str]) -> bool:

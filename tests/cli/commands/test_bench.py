@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from coderefine.commands.bench import models_for
+from coderefine.cli.commands.bench import models_for
 from coderefine.config import load_settings
 from coderefine.models.batch import BatchModel, BatchRun
 from coderefine.models.batch_state import BatchStore

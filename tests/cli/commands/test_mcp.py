@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from coderefine.cli import main
+from coderefine.cli.main import main
 
 
 def test_help_names_the_tools_and_the_command_a_host_runs() -> None:
@@ -21,7 +21,9 @@ def test_help_names_the_tools_and_the_command_a_host_runs() -> None:
 
 def test_without_the_sdk_it_says_what_to_install() -> None:
     # A fresh interpreter in which the SDK cannot be imported, as if it were not installed.
-    probe = "import sys; sys.modules['mcp'] = None; from coderefine.cli import main; sys.exit(main(['mcp']))"
+    probe = (
+        "import sys; sys.modules['mcp'] = None; from coderefine.cli.main import main; sys.exit(main(['mcp']))"
+    )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, stdin=subprocess.DEVNULL
     )

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.cli import main
+from coderefine.cli.main import main
 from tests.conftest import RepoFactory
+from tests.doors.sweep.test_run import BUGGY, CLEAN, FIXED, PASS, critique_of, edit
 from tests.fake_api import FakeAnthropic, loopback_server, text_message, tool_message
-from tests.sweep.test_run import BUGGY, CLEAN, FIXED, PASS, critique_of, edit
 
 
 def cli(argv: list[str]) -> tuple[int, str]:
@@ -72,7 +72,7 @@ def test_the_help_says_when_files_are_one_change_and_when_a_sweep(capsys: pytest
 
 
 def test_shards_of_a_sweep_split_its_files(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from coderefine.shard import shard_files
+    from coderefine.doors.review.shard import shard_files
 
     names = ["other.py", "pkg/a.py", "pkg/d.py"]
     expected = [shard_files([(n, (project / n).stat().st_size) for n in names], k, 2) for k in (1, 2)]

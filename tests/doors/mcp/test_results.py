@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from coderefine.mcp.results import MAX_TEXT_CHARS, bounded
+from coderefine.doors.mcp.results import MAX_TEXT_CHARS, bounded
 
 
 def test_a_small_result_is_returned_whole(tmp_path: Path) -> None:

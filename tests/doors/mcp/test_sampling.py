@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from coderefine.critique import parse_critique
-from coderefine.models.sampling import Sample, SampleCall, SamplingModel, sample_call
-from coderefine.prices import cost_of
-from coderefine.prompting import PromptBuilder
+from coderefine.doors.mcp.sampling import Sample, SampleCall, SamplingModel, sample_call
+from coderefine.models.prices import cost_of
+from coderefine.refiner.critique import parse_critique
+from coderefine.refiner.prompting import PromptBuilder
 from coderefine.signals.base import Comparison
 
 FILES = {"m.py": "def f():\n    return 1\n"}

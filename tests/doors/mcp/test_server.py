@@ -20,9 +20,9 @@ import anyio
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 
-from coderefine.lock import run_lock
+from coderefine.project.lock import run_lock
 from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
-from tests.test_loop import BUGGY, FIX, PASS, edit, revise
+from tests.refiner.test_loop import BUGGY, FIX, PASS, edit, revise
 
 Sampling = Callable[[Any, types.CreateMessageRequestParams], Awaitable[types.CreateMessageResult]]
 

@@ -11,27 +11,28 @@ import httpx2
 import jsonschema
 import pytest
 
-from coderefine.change import from_branch
-from coderefine.cli import main
+from coderefine.cli.main import main
 from coderefine.config import Settings
+from coderefine.doors.review.findings import Finding, Suggestion
+from coderefine.doors.review.github_api import GitHubReviewer, PullRequest
+from coderefine.doors.review.gitlab import render_gitlab
+from coderefine.doors.review.merge import Shard, load_shard, merge_shards, report_from_data
+from coderefine.doors.review.render import render_json, render_markdown
+from coderefine.doors.review.run import ReviewReport, run_review
+from coderefine.doors.review.sarif import sarif_data
+from coderefine.doors.review.shard import shard_files
 from coderefine.errors import UsageError
-from coderefine.findings import Finding, Suggestion
-from coderefine.github_api import GitHubReviewer, PullRequest
-from coderefine.gitio import GitRepo
-from coderefine.merge import Shard, load_shard, merge_shards, report_from_data
 from coderefine.models.base import ModelRequest, Usage
 from coderefine.models.scripted import ScriptedModel
-from coderefine.report.gitlab import render_gitlab
-from coderefine.report.review import render_json, render_markdown
-from coderefine.report.sarif import sarif_data
-from coderefine.review import ReviewReport, run_review
-from coderefine.runner import SubprocessRunner
-from coderefine.shard import shard_files
+from coderefine.project.change import from_branch
+from coderefine.project.gitio import GitRepo
+from coderefine.project.runner import SubprocessRunner
 from coderefine.signals.base import SourceStatus
 from tests.conftest import SMALL_PROJECT, RepoFactory, git, write_files
 from tests.fake_github import PULL, REPO, FakeGitHub
+from tests.paths import DATA, REPO_ROOT
 
-SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+SCHEMA = json.loads((DATA / "sarif-schema-2.1.0.json").read_text())
 
 CHANGED = {
     # add subtracts: tests/test_mod.py (unchanged, so outside every shard) fails; `import os` is F401
@@ -325,7 +326,7 @@ def test_a_shard_does_not_publish_a_review_of_its_own(
     assert "coderefine merge" in capsys.readouterr().err
 
 
-MATRIX_WORKFLOW = Path(__file__).resolve().parents[1] / "hooks" / "github" / "coderefine-review-matrix.yml"
+MATRIX_WORKFLOW = REPO_ROOT / "hooks" / "github" / "coderefine-review-matrix.yml"
 
 
 def test_the_matrix_workflow_reviews_in_shards_and_merges_safely_for_forks() -> None:
@@ -333,7 +334,7 @@ def test_the_matrix_workflow_reviews_in_shards_and_merges_safely_for_forks() -> 
 
     import yaml
 
-    from coderefine import __version__
+    from coderefine.version import __version__
 
     text = MATRIX_WORKFLOW.read_text(encoding="utf-8")
     workflow = yaml.safe_load(text)

@@ -1,6 +1,6 @@
-from coderefine.findings import from_signal
-from coderefine.report.review import render_markdown
-from coderefine.review import ReviewReport
+from coderefine.doors.review.findings import from_signal
+from coderefine.doors.review.render import render_markdown
+from coderefine.doors.review.run import ReviewReport
 from coderefine.signals.base import Signal
 
 TRACE = (

@@ -10,22 +10,23 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from coderefine.change import from_branch
-from coderefine.cli import main
+from coderefine.cli.main import main
 from coderefine.config import Settings
+from coderefine.doors.review.findings import right_side_lines
+from coderefine.doors.review.github import render_annotations
+from coderefine.doors.review.github_api import GitHubReviewer, PullRequest
+from coderefine.doors.review.run import ReviewReport, choose_intent, run_review, suggestion_for
+from coderefine.doors.review.sarif import sarif_data
 from coderefine.errors import GitError
-from coderefine.findings import right_side_lines
-from coderefine.github_api import GitHubReviewer, PullRequest
-from coderefine.gitio import GitRepo
 from coderefine.models.scripted import ScriptedModel
-from coderefine.report.github import render_annotations
-from coderefine.report.sarif import sarif_data
-from coderefine.review import ReviewReport, choose_intent, run_review, suggestion_for
-from coderefine.runner import SubprocessRunner
+from coderefine.project.change import from_branch
+from coderefine.project.gitio import GitRepo
+from coderefine.project.runner import SubprocessRunner
 from tests.conftest import SMALL_PROJECT, RepoFactory, git, write_files
 from tests.fake_github import PULL, REPO, FakeGitHub
+from tests.paths import DATA, REPO_ROOT
 
-SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+SCHEMA = json.loads((DATA / "sarif-schema-2.1.0.json").read_text())
 
 FEATURE = "import os\n\n\ndef add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 
@@ -205,7 +206,7 @@ def test_a_422_for_the_batch_falls_back_comment_by_comment(feature_repo: Path) -
 
 
 def test_annotations_are_escaped_and_capped() -> None:
-    from coderefine.findings import Finding
+    from coderefine.doors.review.findings import Finding
 
     findings = tuple(
         Finding(
@@ -295,9 +296,7 @@ def test_cli_review_without_a_key_skips_the_model(
 
 
 def test_the_workflow_is_safe_for_forks() -> None:
-    workflow = (
-        Path(__file__).resolve().parents[1] / "hooks" / "github" / "coderefine-review.yml"
-    ).read_text()
+    workflow = (REPO_ROOT / "hooks" / "github" / "coderefine-review.yml").read_text()
     assert "pull_request_target" not in workflow.replace("never `pull_request_target`", "")
     assert "persist-credentials: false" in workflow
     uses = [line.split("uses:")[1].strip() for line in workflow.splitlines() if "uses:" in line]
@@ -455,7 +454,7 @@ def test_cli_review_budget(
 
 
 def test_the_review_progress_line() -> None:
-    from coderefine.commands.ci import _ReviewProgress
+    from coderefine.cli.commands.ci import _ReviewProgress
 
     ticks = iter([100.0, 130.0])
     stream = io.StringIO()

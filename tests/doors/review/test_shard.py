@@ -6,8 +6,8 @@ import random
 
 import pytest
 
+from coderefine.doors.review.shard import assign, parse_shard, shard_files
 from coderefine.errors import UsageError
-from coderefine.shard import assign, parse_shard, shard_files
 
 
 def sample(seed: int, count: int) -> list[tuple[str, int]]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import io
 import json
 
-from coderefine.report.sweep import SweepProgress, progress_line, render_sweep, render_sweep_json
-from coderefine.sweep.records import FileOutcome, SweepResult
-from coderefine.sweep.run import Snapshot
+from coderefine.doors.sweep.records import FileOutcome, SweepResult
+from coderefine.doors.sweep.report import SweepProgress, progress_line, render_sweep, render_sweep_json
+from coderefine.doors.sweep.run import Snapshot
 
 
 def test_the_progress_line_has_counts_cost_and_time_left() -> None:

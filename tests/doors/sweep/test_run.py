@@ -7,19 +7,19 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from coderefine.cache import ReviewCache
-from coderefine.commands.sweep import sweep_cache
+from coderefine.cli.commands.sweep import sweep_cache
 from coderefine.config import Settings
+from coderefine.doors.sweep.costs import prior_cost
+from coderefine.doors.sweep.records import FileOutcome, SweepResult
+from coderefine.doors.sweep.run import Snapshot, Sweep
 from coderefine.errors import EXIT_INTERRUPTED, OverloadedError
-from coderefine.gitio import GitRepo
 from coderefine.models.base import ModelReply, ModelRequest, Usage
-from coderefine.runner import SubprocessRunner
-from coderefine.sweep.costs import prior_cost
-from coderefine.sweep.records import FileOutcome, SweepResult
-from coderefine.sweep.run import Snapshot, Sweep
-from coderefine.writes import Journal
+from coderefine.project.cache import ReviewCache
+from coderefine.project.gitio import GitRepo
+from coderefine.project.runner import SubprocessRunner
+from coderefine.project.writes import Journal
 from tests.conftest import RepoFactory
-from tests.test_loop import BUGGY, PASS, edit
+from tests.refiner.test_loop import BUGGY, PASS, edit
 
 FIXED = BUGGY.replace("a - b", "a + b")
 CLEAN = "def add(a, b):\n    return a + b\n"
@@ -166,7 +166,7 @@ def test_files_run_concurrently_with_jobs(make_repo: RepoFactory) -> None:
 def test_the_budget_stops_starting_new_files(make_repo: RepoFactory) -> None:
     root = make_repo(PROJECT)
     settings = Settings(tests=False)
-    from coderefine.prices import cost_of
+    from coderefine.models.prices import cost_of
 
     per_file = 3 * cost_of(PRICED, USAGE)
     assert prior_cost(len(BUGGY), settings) < per_file  # so the first file starts within the budget
@@ -176,7 +176,7 @@ def test_the_budget_stops_starting_new_files(make_repo: RepoFactory) -> None:
     assert outcomes["pkg/a.py"].status == "fixed"
     assert [(outcomes[p].status, outcomes[p].detail) for p in MODULES[1:]] == [("skipped", "budget")] * 3
     assert result.cost <= budget and result.exit_code == 1
-    from coderefine.report.sweep import render_sweep
+    from coderefine.doors.sweep.report import render_sweep
 
     assert "skipped: budget: pkg/b.py, pkg/c.py, pkg/d.py" in render_sweep(result, "coderefine fix pkg")
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from coderefine.doors.sweep.select import excluded, select_files
 from coderefine.errors import InputError
-from coderefine.gitio import GitRepo
-from coderefine.sweep.select import excluded, select_files
+from coderefine.project.gitio import GitRepo
 from tests.conftest import RepoFactory, write_files
 
 FILES: dict[str, str | bytes] = {
