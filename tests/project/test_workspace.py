@@ -44,7 +44,7 @@ def test_bytecode_is_never_copied(tmp_path: Path) -> None:
 
 TOUCHY_TESTS = """from pathlib import Path
 
-ROOT = REPO_ROOT
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_writes_project_files():
