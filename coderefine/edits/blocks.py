@@ -63,7 +63,14 @@ class EditError(Exception):
         return "\n\n".join(str(f) for f in self.failures)
 
 
-def _clean_filename(line: str) -> str | None:
+def fence_of(line: str) -> tuple[str, str, str] | None:
+    """A fence line's marker, language and file name (either may be empty), or None for another line."""
+    found = _FENCE.match(line)
+    return (found.group(1), found.group(2), found.group(3)) if found else None
+
+
+def clean_filename(line: str) -> str | None:
+    """The file name a line gives, without the decorations models put around it, or None."""
     name = line.strip()
     fence = _FENCE.match(name)
     if fence:
@@ -77,7 +84,7 @@ def _clean_filename(line: str) -> str | None:
     return name
 
 
-def _filename_before(lines: Sequence[str], start: int) -> str | None:
+def filename_before(lines: Sequence[str], start: int) -> str | None:
     """Look back up to three lines from a SEARCH marker for the file name."""
     for back in range(1, 4):
         at = start - back
@@ -89,7 +96,7 @@ def _filename_before(lines: Sequence[str], start: int) -> str | None:
         fence = _FENCE.match(line)
         if fence and not fence.group(3):
             continue  # a bare ```python line: the name, if any, is above it
-        return _clean_filename(line)
+        return clean_filename(line)
     return None
 
 
@@ -107,7 +114,7 @@ def parse_edit_blocks(reply: str, default_path: str | None = None) -> list[EditB
             i += 1
             continue
         index = len(blocks) + len(failures) + 1
-        path = _filename_before(lines, i) or previous
+        path = filename_before(lines, i) or previous
         j = i + 1
         while j < len(lines) and not _DIVIDER.match(lines[j]) and not _START.match(lines[j]):
             j += 1

@@ -1,0 +1,313 @@
+"""Whole definitions: an edit format a small model can write, placed by name with libcst.
+
+A small model copies SEARCH lines badly (they must match the file exactly), but it can write a complete
+function. In this format the reply holds fenced Python blocks, each after a line with its file's path, and
+each block holds complete top-level statements that are put in place by name:
+
+- a ``def`` or ``class`` replaces the top-level definition of that name; a ``def`` that is no top-level
+  name but the method of exactly one class replaces that method; a new name is added at the end;
+- a ``class`` that leaves out some of the methods of the class it names is a partial class: the methods
+  it has replace theirs (or are added), and the others stay;
+- an ``import`` is added after the file's imports unless the file has it already; ``NAME = ...``
+  replaces the top-level assignment of that name (or is added after the imports);
+- a block that defines every top-level definition of its file is the whole file (so is any block for
+  an empty file), and ``whole`` mode reads every block that way.
+
+The placed code then goes through the same gate as every edit. Placeholders ("# ... rest unchanged")
+are refused, since putting them in place would delete the code they stand for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+import libcst as cst
+
+from coderefine.edits.blocks import EditError, EditFailure, clean_filename, fence_of, filename_before
+
+Placement = Literal["definition", "whole"]
+Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement  # what a module body holds
+_NodeT = TypeVar("_NodeT", bound=cst.BaseStatement)
+
+_PLACEHOLDER = re.compile(
+    r"#.*(\.\.\.|…|rest of|remain(s|ing|der)? (is |are )?(the same|unchanged)|unchanged|existing code"
+    r"|as before)",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    path: str
+    code: str
+    index: int  # 1-based position in the reply, for messages
+
+
+def parse_code_blocks(reply: str, default_path: str | None = None) -> list[CodeBlock]:
+    """Every fenced code block of a reply with the file it is for: the path on the line before the fence
+    (or on the fence line itself), else the previous block's, else ``default_path``."""
+    lines = reply.splitlines()
+    blocks: list[CodeBlock] = []
+    failures: list[EditFailure] = []
+    previous = default_path
+    i = 0
+    while i < len(lines):
+        opening = fence_of(lines[i])
+        if opening is None:
+            i += 1
+            continue
+        marker, language, named = opening
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == marker), len(lines))
+        index = len(blocks) + len(failures) + 1
+        path = (clean_filename(named) if named else None) or filename_before(lines, i) or previous
+        if language.lower() not in ("", "python", "py", "python3"):
+            i = end + 1
+            continue
+        if path is None:
+            failures.append(
+                EditFailure(index, "", "names no file; put the file's path on the line before the fence")
+            )
+        else:
+            blocks.append(CodeBlock(path, "".join(line + "\n" for line in lines[i + 1 : end]), index))
+            previous = path
+        i = end + 1
+    if failures:
+        raise EditError(failures)
+    if not blocks:
+        raise EditError(
+            [EditFailure(0, "", "the reply has no code block; write each definition in a ```python fence")]
+        )
+    return blocks
+
+
+def apply_definitions(
+    files: Mapping[str, str],
+    blocks: Sequence[CodeBlock],
+    allowed: Sequence[str],
+    placement: Placement = "definition",
+) -> dict[str, str]:
+    """Put each block in place, in order; return the texts of the files that changed. Every failure is
+    collected, so the model hears of all of them at once."""
+    current = dict(files)
+    failures: list[EditFailure] = []
+    for block in blocks:
+        if block.path not in allowed:
+            failures.append(
+                EditFailure(
+                    block.index,
+                    block.path,
+                    f"names a file that is not under review; only these may change: {', '.join(allowed)}",
+                )
+            )
+            continue
+        try:
+            current[block.path] = place(current.get(block.path, ""), block, placement)
+        except EditError as exc:
+            failures.extend(exc.failures)
+    if failures:
+        raise EditError(failures)
+    return {path: text for path, text in current.items() if files.get(path) != text}
+
+
+def place(text: str, block: CodeBlock, placement: Placement = "definition") -> str:
+    """``text`` with the block's statements put in place (see the module's docstring)."""
+
+    def fail(reason: str) -> EditError:
+        return EditError([EditFailure(block.index, block.path, reason)])
+
+    placeholder = next(
+        (
+            line.strip()
+            for line in block.code.splitlines()
+            if _PLACEHOLDER.search(line) and line.strip() not in text
+        ),
+        None,
+    )
+    if placeholder is not None:
+        raise fail(
+            f"has the placeholder {placeholder!r}; write the complete code, since a placeholder would "
+            "replace the code it stands for"
+        )
+    try:
+        new = cst.parse_module(block.code)
+    except cst.ParserSyntaxError as exc:
+        raise fail(f"is not valid Python (line {exc.raw_line}: {exc.message})") from exc
+    if not new.body:
+        raise fail("is empty; write the complete definitions to put in place")
+    if placement == "whole" or not text.strip():
+        return _whole(text, block.code)
+    module = cst.parse_module(text)
+    old_names = {name for statement in module.body if (name := _definition_name(statement))}
+    new_names = {name for statement in new.body if (name := _definition_name(statement))}
+    if old_names and old_names <= new_names:
+        return _whole(text, block.code)
+    for statement in new.body:
+        module = _place_statement(module, statement, fail)
+    return module.code
+
+
+def _whole(text: str, code: str) -> str:
+    """The block as the whole file, in the file's own line endings."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    return code.replace("\n", newline) if newline != "\n" else code
+
+
+def _definition_name(statement: cst.CSTNode) -> str | None:
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return statement.name.value
+    return None
+
+
+def _assigned_name(statement: cst.CSTNode) -> str | None:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        small = statement.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target = small.targets[0].target
+            return target.value if isinstance(target, cst.Name) else None
+        if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+            return small.target.value
+    return None
+
+
+def _is_import(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+    )
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis))
+    )
+
+
+def _code(module: cst.Module, node: cst.CSTNode) -> str:
+    return module.code_for_node(node).strip()
+
+
+def _keep_spacing(old: cst.CSTNode, new: _NodeT) -> _NodeT:
+    """The new statement with the blank lines (and comments) that stood before the old one, unless the new
+    one brings comments of its own."""
+    new_lines = getattr(new, "leading_lines", ())
+    if any(line.comment is not None for line in new_lines):
+        return new
+    return new.with_changes(leading_lines=getattr(old, "leading_lines", ()))
+
+
+def _appended(statement: _NodeT, blank_lines: int) -> _NodeT:
+    if not hasattr(statement, "leading_lines"):
+        return statement
+    comments = [line for line in statement.leading_lines if line.comment is not None]
+    return statement.with_changes(
+        leading_lines=[cst.EmptyLine(indent=False) for _ in range(blank_lines)] + comments
+    )
+
+
+def _place_statement(
+    module: cst.Module, statement: Statement, fail: Callable[[str], EditError]
+) -> cst.Module:
+    body = list(module.body)
+    name = _definition_name(statement)
+    if name is not None:
+        at = next((i for i, old in enumerate(body) if _definition_name(old) == name), None)
+        if at is not None:
+            old = body[at]
+            if isinstance(statement, cst.ClassDef) and isinstance(old, cst.ClassDef):
+                body[at] = _keep_spacing(old, _merged_class(old, statement))
+            else:
+                body[at] = _keep_spacing(old, statement)
+            return module.with_changes(body=body)
+        if isinstance(statement, cst.FunctionDef):
+            owners = [
+                i
+                for i, old in enumerate(body)
+                if isinstance(old, cst.ClassDef) and _member_index(old, statement.name.value) is not None
+            ]
+            if len(owners) > 1:
+                classes = ", ".join(_definition_name(body[i]) or "?" for i in owners)
+                raise fail(
+                    f"defines {name}(), a method of several classes ({classes}); write it inside its "
+                    "'class NAME:' line, with the other methods left out"
+                )
+            if owners:
+                owner = body[owners[0]]
+                assert isinstance(owner, cst.ClassDef)
+                body[owners[0]] = _with_member(owner, statement)
+                return module.with_changes(body=body)
+        return module.with_changes(body=[*body, _appended(statement, 2)])
+    if _is_import(statement):
+        if any(_is_import(old) and _code(module, old) == _code(module, statement) for old in body):
+            return module
+        return module.with_changes(body=_after_imports(body, statement))
+    assigned = _assigned_name(statement)
+    if assigned is not None:
+        at = next((i for i, old in enumerate(body) if _assigned_name(old) == assigned), None)
+        if at is not None:
+            body[at] = _keep_spacing(body[at], statement)
+            return module.with_changes(body=body)
+        return module.with_changes(body=_after_imports(body, statement))
+    if _is_docstring(statement) and body and _is_docstring(body[0]):
+        body[0] = statement
+        return module.with_changes(body=body)
+    raise fail(
+        f"has '{_code(cst.Module(body=[]), statement).splitlines()[0]}', which cannot be placed by name; "
+        "write only complete functions, classes, imports and NAME = ... assignments, or the whole file"
+    )
+
+
+def _after_imports(
+    body: Sequence[cst.BaseStatement], statement: cst.BaseStatement
+) -> list[cst.BaseStatement]:
+    """``body`` with ``statement`` after its last top-level import (after a docstring when it has none)."""
+    last = max((i for i, old in enumerate(body) if _is_import(old)), default=None)
+    if last is None:
+        last = 0 if body and _is_docstring(body[0]) else -1
+    placed = _appended(statement, 0) if last >= 0 and _is_import(body[last]) else _appended(statement, 1)
+    return [*body[: last + 1], placed, *body[last + 1 :]]
+
+
+def _members(cls: cst.ClassDef) -> list[cst.BaseStatement]:
+    inner = cls.body
+    return list(inner.body) if isinstance(inner, cst.IndentedBlock) else []
+
+
+def _member_index(cls: cst.ClassDef, name: str) -> int | None:
+    return next((i for i, member in enumerate(_members(cls)) if _definition_name(member) == name), None)
+
+
+def _with_member(cls: cst.ClassDef, member: cst.BaseStatement) -> cst.ClassDef:
+    members = _members(cls)
+    name = _definition_name(member) or _assigned_name(member)
+    at = next(
+        (
+            i
+            for i, old in enumerate(members)
+            if name is not None and (_definition_name(old) or _assigned_name(old)) == name
+        ),
+        None,
+    )
+    if at is not None:
+        members[at] = _keep_spacing(members[at], member)
+    else:
+        members.append(_appended(member, 1))
+    return cls.with_changes(body=cls.body.with_changes(body=members))
+
+
+def _merged_class(old: cst.ClassDef, new: cst.ClassDef) -> cst.ClassDef:
+    """The new class when it has every method of the old one; else the old class with the new one's
+    methods and assignments put in place (a partial class)."""
+    old_methods = {_definition_name(m) for m in _members(old) if isinstance(m, cst.FunctionDef)}
+    new_methods = {_definition_name(m) for m in _members(new) if isinstance(m, cst.FunctionDef)}
+    if old_methods <= new_methods or not isinstance(new.body, cst.IndentedBlock):
+        return new
+    merged = old.with_changes(bases=new.bases, keywords=new.keywords, decorators=new.decorators)
+    for member in _members(new):
+        if _definition_name(member) or _assigned_name(member):
+            merged = _with_member(merged, member)
+    return merged

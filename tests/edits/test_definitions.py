@@ -1,0 +1,171 @@
+import pytest
+
+from coderefine.edits.blocks import EditError
+from coderefine.edits.definitions import CodeBlock, apply_definitions, parse_code_blocks, place
+
+MODULE = '''"""Shapes."""
+
+import math
+
+SCALE = 2
+
+
+def area(r):
+    return math.pi * r * r
+
+
+class Square:
+    side = 1
+
+    def __init__(self, side):
+        self.side = side
+
+    def area(self):
+        return self.side + self.side
+
+    def perimeter(self):
+        return 4 * self.side
+
+
+def untouched():
+    return "same"
+'''
+
+
+def block(code: str, path: str = "shapes.py") -> CodeBlock:
+    return CodeBlock(path, code, 1)
+
+
+def test_a_function_replaces_the_top_level_definition_of_its_name() -> None:
+    new = place(MODULE, block("def area(r):\n    return math.pi * r**2\n"))
+    assert "return math.pi * r**2" in new
+    assert new.replace("return math.pi * r**2", "return math.pi * r * r") == MODULE
+
+
+def test_a_method_written_alone_replaces_the_method_of_the_one_class_that_has_it() -> None:
+    new = place(MODULE, block("def perimeter(self):\n    return 4 * self.side + 0\n"))
+    assert "        return 4 * self.side + 0\n" in new
+    assert new.count("def perimeter") == 1
+
+
+def test_a_name_that_is_top_level_wins_over_a_method_of_the_same_name() -> None:
+    new = place(MODULE, block("def area(r):\n    return 0\n"))
+    assert "    def area(self):\n        return self.side + self.side" in new
+
+
+def test_a_partial_class_replaces_the_methods_it_has_and_keeps_the_others() -> None:
+    code = "class Square:\n    def area(self):\n        return self.side * self.side\n"
+    new = place(MODULE, block(code))
+    assert "        return self.side * self.side\n" in new
+    assert "def __init__(self, side)" in new and "def perimeter(self)" in new and "    side = 1\n" in new
+
+
+def test_a_class_with_every_method_replaces_the_whole_class() -> None:
+    code = (
+        "class Square:\n    def __init__(self, side):\n        self.side = side\n\n"
+        "    def area(self):\n        return self.side**2\n\n"
+        "    def perimeter(self):\n        return 4 * self.side\n"
+    )
+    new = place(MODULE, block(code))
+    assert "side = 1" not in new and "return self.side**2" in new
+
+
+def test_a_new_function_is_added_at_the_end_after_two_blank_lines() -> None:
+    new = place(MODULE, block("def volume(r):\n    return r**3\n"))
+    assert new.endswith('    return "same"\n\n\ndef volume(r):\n    return r**3\n')
+
+
+def test_a_new_method_in_a_partial_class_is_added_to_that_class() -> None:
+    new = place(MODULE, block("class Square:\n    def diagonal(self):\n        return self.side * 2**0.5\n"))
+    assert "        return 4 * self.side\n\n    def diagonal(self):\n" in new
+
+
+def test_an_import_is_added_once_after_the_imports() -> None:
+    new = place(MODULE, block("import functools\nimport math\n\n\ndef area(r):\n    return math.tau * r * r / 2\n"))
+    assert new.count("import math") == 1
+    assert "import math\nimport functools\n" in new
+
+
+def test_an_assignment_replaces_the_one_of_its_name() -> None:
+    new = place(MODULE, block("SCALE = 3\n"))
+    assert "SCALE = 3\n" in new and "SCALE = 2" not in new
+
+
+def test_a_block_with_every_definition_is_the_whole_file() -> None:
+    whole = "import math\n\n\ndef area(r):\n    return 1\n\n\nclass Square:\n    pass\n\n\ndef untouched():\n    return 2\n"
+    assert place(MODULE, block(whole)) == whole
+
+
+def test_whole_mode_and_an_empty_file_take_the_block_as_the_file() -> None:
+    assert place(MODULE, block("x = 1\n"), "whole") == "x = 1\n"
+    assert place("", block("def f():\n    return 1\n")) == "def f():\n    return 1\n"
+
+
+def test_line_endings_and_tabs_of_the_file_are_kept() -> None:
+    text = "def f():\r\n\treturn 1\r\n\r\n\r\ndef g():\r\n\treturn 2\r\n"
+    new = place(text, block("def f():\n    return 3\n"))
+    assert new == "def f():\r\n\treturn 3\r\n\r\n\r\ndef g():\r\n\treturn 2\r\n"
+
+
+def test_decorators_and_async_definitions_are_replaced_whole() -> None:
+    text = "import functools\n\n\n@functools.cache\nasync def fetch(x):\n    return x\n"
+    new = place(text, block("@functools.lru_cache\nasync def fetch(x):\n    return x + 1\n"))
+    assert "@functools.lru_cache\nasync def fetch(x):\n    return x + 1\n" in new and "@functools.cache" not in new
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def area(r):\n    # ... rest unchanged\n    return 0\n",
+        "class Square:\n    # existing code\n    def area(self):\n        return 0\n",
+    ],
+)
+def test_placeholders_are_refused(code: str) -> None:
+    with pytest.raises(EditError, match="placeholder"):
+        place(MODULE, block(code))
+
+
+def test_code_that_does_not_parse_is_refused_with_the_line() -> None:
+    with pytest.raises(EditError, match="is not valid Python"):
+        place(MODULE, block("def area(r)\n    return 1\n"))
+
+
+def test_a_statement_that_has_no_name_is_refused() -> None:
+    with pytest.raises(EditError, match="cannot be placed by name"):
+        place(MODULE, block("print('hello')\n"))
+
+
+def test_a_method_of_several_classes_must_be_written_inside_its_class() -> None:
+    text = "class A:\n    def run(self):\n        return 1\n\n\nclass B:\n    def run(self):\n        return 2\n"
+    with pytest.raises(EditError, match=r"several classes \(A, B\)"):
+        place(text, block("def run(self):\n    return 3\n"))
+
+
+def test_blocks_are_read_with_their_paths_and_a_default() -> None:
+    reply = (
+        "Here is the fix.\n\npkg/a.py\n```python\ndef f():\n    return 1\n```\n\n"
+        "```python pkg/b.py\ndef g():\n    return 2\n```\n```\nnot python\n```\n"
+        "```text\nignored\n```\n"
+    )
+    blocks = parse_code_blocks(reply)
+    assert [(b.path, b.code) for b in blocks[:2]] == [
+        ("pkg/a.py", "def f():\n    return 1\n"),
+        ("pkg/b.py", "def g():\n    return 2\n"),
+    ]
+    assert parse_code_blocks("```python\nx = 1\n```\n", default_path="only.py")[0].path == "only.py"
+
+
+def test_a_reply_without_code_or_without_a_path_is_refused() -> None:
+    with pytest.raises(EditError, match="no code block"):
+        parse_code_blocks("I would change the function.")
+    with pytest.raises(EditError, match="names no file"):
+        parse_code_blocks("```python\nx = 1\n```\n")
+
+
+def test_only_files_under_review_change_and_every_failure_is_reported() -> None:
+    blocks = [CodeBlock("other.py", "x = 1\n", 1), CodeBlock("shapes.py", "def (\n", 2)]
+    with pytest.raises(EditError) as caught:
+        apply_definitions({"shapes.py": MODULE}, blocks, ["shapes.py"])
+    assert [f.index for f in caught.value.failures] == [1, 2]
+    changed = apply_definitions({"shapes.py": MODULE}, [block("SCALE = 5\n")], ["shapes.py"])
+    assert list(changed) == ["shapes.py"] and "SCALE = 5" in changed["shapes.py"]
