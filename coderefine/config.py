@@ -63,6 +63,7 @@ class Settings:
     confirm: str = "signals"
     first_critique: str = "critic"
     merge: str = "one-issue"
+    edit_format: str = "auto"  # how edits are written: edits/formats.py
     warm_tests: bool = True
     persistent_trees: bool = True  # test trees kept between runs in the user's cache (basetree.py)
     # [tool.coderefine.providers.NAME] (base-url, structured-output, timeout) and [tool.coderefine.prices]:
@@ -83,6 +84,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "confirm": ("always", "signals"),
     "first_critique": ("critic", "signals"),
     "merge": ("never", "one-issue"),
+    "edit_format": ("auto", "search-replace", "definition", "whole"),
 }
 _MINIMUMS: dict[str, float] = {
     "rounds": 1,

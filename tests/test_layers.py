@@ -78,7 +78,9 @@ def layer_of(module: str, layers: Sequence[tuple[str, tuple[str, ...]]]) -> int:
     best: tuple[int, int] | None = None
     for index, (_, prefixes) in enumerate(layers):
         for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > best[1]):
+            if (module == prefix or module.startswith(prefix + ".")) and (
+                best is None or len(prefix) > best[1]
+            ):
                 best = (index, len(prefix))
     if best is None:
         raise AssertionError(f"{module} belongs to no layer: add it to LAYERS and to docs/architecture.md")

@@ -195,7 +195,7 @@ def _revision(
     and gated, it stands in for the reviser's call. Edits that do not apply or pass the gate are
     dropped and the reviser is asked as usual."""
     settings = run.settings
-    if settings.merge == "one-issue" and mergeable(critique, current.comparison, texts, settings.fail_on):
+    if run.merge and mergeable(critique, current.comparison, texts, settings.fail_on):
         try:
             return (*run.merged(critique, texts), True)
         except RejectedEdit:
@@ -282,4 +282,5 @@ def _result(
         drafted=drafted,
         critique=critique,
         charges=run.ledger.charges(),
+        edit_format=run.edit_format,
     )

@@ -176,6 +176,16 @@ def issue_excerpts(views: Mapping[str, FileView], critique: Critique) -> str:
     return "Lines the critique refers to that are not shown above:\n\n" + "\n\n".join(dict.fromkeys(parts))
 
 
+# Per edit format (edits/formats.py): the system prompt's section on writing edits, what the author and
+# the reviser are asked to answer with, and the retry after an answer that could not be used.
+EDIT_RULES = {"search-replace": "edit_search_replace", "definition": "edit_definition", "whole": "edit_whole"}
+EDIT_ANSWER = {
+    "search-replace": "edit blocks",
+    "definition": "complete definitions in code blocks",
+    "whole": "the complete files in code blocks",
+}
+EDIT_RETRY = {"search-replace": "retry", "definition": "retry_code", "whole": "retry_code"}
+
 MERGE_NOTE = (
     "If your review has exactly one issue and a signal listed above shows it (a failing test, a "
     "finding on its lines), also put in `edits` the edit blocks that fix it, as a reviser would write "
@@ -188,15 +198,20 @@ class PromptBuilder:
     critique tool whose input may carry edit blocks, and the critic is asked to fill them for a lone
     issue that a signal shows."""
 
-    def __init__(self, max_tokens: int, *, merge: bool = False) -> None:
+    def __init__(self, max_tokens: int, *, merge: bool = False, edit_format: str = "search-replace") -> None:
         self._max_tokens = max_tokens
         self._merge = merge
+        self.edit_format = edit_format
         # Lint signals already in whole files at the start of the run: shown as context, not as faults.
         self.context: tuple[Signal, ...] = ()
 
     def _system(self, files: Mapping[str, str], views: Mapping[str, FileView] | None) -> tuple[Block, ...]:
         return (
-            Block(prompt_text("system").replace("{protocol_version}", PROTOCOL_VERSION)),
+            Block(
+                prompt_text("system")
+                .replace("{protocol_version}", PROTOCOL_VERSION)
+                .replace("{edit_format}", prompt_text(EDIT_RULES[self.edit_format]))
+            ),
             code_block(files, views),
         )
 
@@ -254,7 +269,7 @@ class PromptBuilder:
         views: Mapping[str, FileView] | None = None,
     ) -> ModelRequest:
         parts = [
-            "ROLE: REVISER. Answer with edit blocks that address this critique.",
+            f"ROLE: REVISER. Answer with {EDIT_ANSWER[self.edit_format]} that address this critique.",
             "The intent of the change:\n" + fence("intent", intent),
             "The critique:\n" + fence("critique", json.dumps(critique.as_data(), ensure_ascii=False)),
             signals_section(comparison, self.context),
@@ -267,7 +282,7 @@ class PromptBuilder:
 
     def author(self, files: Mapping[str, str], *, intent: str) -> ModelRequest:
         parts = [
-            "ROLE: AUTHOR. Answer with edit blocks that implement this intent.",
+            f"ROLE: AUTHOR. Answer with {EDIT_ANSWER[self.edit_format]} that implement this intent.",
             "The intent:\n" + fence("intent", intent),
             "Files you may edit: " + ", ".join(files),
         ]

@@ -63,6 +63,7 @@ class RefineResult:
     drafted: bool = False
     critique: Critique | None = None
     charges: tuple[ModelCharge, ...] = ()
+    edit_format: str = "search-replace"  # how the author and reviser wrote edits (edits/formats.py)
 
     @property
     def changed(self) -> bool:

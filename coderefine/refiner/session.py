@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from coderefine.config import Settings
-from coderefine.edits.blocks import EditError, apply_edits, parse_edit_blocks
+from coderefine.edits.blocks import EditError
+from coderefine.edits.formats import apply_reply, choose_format
 from coderefine.edits.gate import run_gate
 from coderefine.edits.symbols import changed_symbols
 from coderefine.errors import BudgetExceededError, TimeLimitError
@@ -20,7 +21,7 @@ from coderefine.project.change import Change
 from coderefine.project.redact import Redactor
 from coderefine.refiner.context import FileView, named_spans, unseen_note, views_for
 from coderefine.refiner.critique import Critique, CritiqueError, parse_critique
-from coderefine.refiner.prompting import PromptBuilder, excerpt
+from coderefine.refiner.prompting import EDIT_RETRY, PromptBuilder, excerpt
 from coderefine.refiner.records import ModelCharge
 from coderefine.signals.base import Comparison
 from coderefine.signals.evaluate import Evaluation
@@ -128,7 +129,13 @@ class Session:
         self.intent = intent
         self.progress = progress
         self.ledger = ledger or Ledger(settings, clock, deadline)
-        self.prompts = PromptBuilder(settings.max_output_tokens, merge=merge)
+        self.edit_format = choose_format(settings.edit_format, settings.reviser_model or settings.model)
+        # The critic's attached edits are SEARCH/REPLACE blocks (the merged schema says so): another format
+        # has no merged critique.
+        self.merge = merge and self.edit_format == "search-replace"
+        self.prompts = PromptBuilder(
+            settings.max_output_tokens, merge=self.merge, edit_format=self.edit_format
+        )
         self.allowed = list(change.paths)
         self.redactor = Redactor()
         self.original = {f.path: f.after.text for f in change.files}
@@ -192,7 +199,9 @@ class Session:
             except RejectedEdit as exc:
                 if attempt == 2:
                     raise RejectedEdit(exc.kind, exc.feedback + _why(reply)) from exc
-                request = self.prompts.retry(request, reply.text, "retry", exc.feedback + _why(reply))
+                request = self.prompts.retry(
+                    request, reply.text, EDIT_RETRY[self.edit_format], exc.feedback + _why(reply)
+                )
             finally:
                 self.ledger.time("gate", start)
         raise AssertionError("unreachable")
@@ -209,8 +218,7 @@ class Session:
     def _apply(self, reply: str, texts: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
         default = self.allowed[0] if len(self.allowed) == 1 else None
         try:
-            blocks = parse_edit_blocks(reply, default_path=default)
-            changed = apply_edits(texts, blocks, self.allowed)
+            changed = apply_reply(self.edit_format, reply, texts, self.allowed, default_path=default)
         except EditError as exc:
             raise RejectedEdit("edit-failed", exc.feedback() + self._unseen(reply)) from exc
         # The candidate's tests start as soon as it can run (paths allowed, every file compiles), while

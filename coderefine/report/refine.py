@@ -149,6 +149,7 @@ def refine_data(
         "files": list(result.change.paths),
         "intent": result.intent,
         "drafted": result.drafted,
+        "edit_format": result.edit_format,
         "stop": result.stop,
         "changed": list(result.changed_paths()),
         "written": list(written),

@@ -81,7 +81,9 @@ def test_a_new_method_in_a_partial_class_is_added_to_that_class() -> None:
 
 
 def test_an_import_is_added_once_after_the_imports() -> None:
-    new = place(MODULE, block("import functools\nimport math\n\n\ndef area(r):\n    return math.tau * r * r / 2\n"))
+    new = place(
+        MODULE, block("import functools\nimport math\n\n\ndef area(r):\n    return math.tau * r * r / 2\n")
+    )
     assert new.count("import math") == 1
     assert "import math\nimport functools\n" in new
 
@@ -110,7 +112,10 @@ def test_line_endings_and_tabs_of_the_file_are_kept() -> None:
 def test_decorators_and_async_definitions_are_replaced_whole() -> None:
     text = "import functools\n\n\n@functools.cache\nasync def fetch(x):\n    return x\n"
     new = place(text, block("@functools.lru_cache\nasync def fetch(x):\n    return x + 1\n"))
-    assert "@functools.lru_cache\nasync def fetch(x):\n    return x + 1\n" in new and "@functools.cache" not in new
+    assert (
+        "@functools.lru_cache\nasync def fetch(x):\n    return x + 1\n" in new
+        and "@functools.cache" not in new
+    )
 
 
 @pytest.mark.parametrize(
@@ -136,7 +141,9 @@ def test_a_statement_that_has_no_name_is_refused() -> None:
 
 
 def test_a_method_of_several_classes_must_be_written_inside_its_class() -> None:
-    text = "class A:\n    def run(self):\n        return 1\n\n\nclass B:\n    def run(self):\n        return 2\n"
+    text = (
+        "class A:\n    def run(self):\n        return 1\n\n\nclass B:\n    def run(self):\n        return 2\n"
+    )
     with pytest.raises(EditError, match=r"several classes \(A, B\)"):
         place(text, block("def run(self):\n    return 3\n"))
 
