@@ -101,6 +101,8 @@ def settings_key(settings: Settings) -> list[object]:
         settings.python,
         settings.fail_on,
         settings.test_timeout,
+        # Only a chosen format: under "auto" the models (in the key already) decide it, and old entries stay.
+        *([settings.edit_format] if settings.edit_format != "auto" else []),
     ]
 
 
