@@ -15,7 +15,9 @@ _NOT_SOURCE = frozenset(
     {"build", "dist", "docs", "doc", "examples", "example", "benchmarks", "scripts", "site", "htmlcov"}
 )
 _TEST_FOLDERS = ("tests", "test", "testing")
-_NOT_MODULES = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py", "manage.py"})
+_NOT_MODULES = frozenset(
+    {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py", "manage.py", "versioneer.py"}
+)
 _TEST_EXTRAS = ("test", "tests", "testing", "dev")
 _TEST_REQUIREMENTS = (
     "requirements-test.txt",
@@ -147,8 +149,10 @@ def detect_layout(root: Path) -> Layout:
     if src.is_dir():
         sources += [f"src/{p.name}" for p in _packages(src)] + [f"src/{p.name}" for p in _modules(src)]
     if not sources:
-        top = [p for p in _packages(root) if p.name not in _TEST_FOLDERS]
-        sources += [p.name for p in top] + [p.name for p in _modules(root)]
+        top = [p.name for p in _packages(root) if p.name not in _TEST_FOLDERS]
+        # Beside packages, top-level modules are the project's tooling (versioneer.py, fabfile.py);
+        # without packages, they are the project (a single-module library such as six.py).
+        sources += top or [p.name for p in _modules(root)]
     tests = [name for name in _TEST_FOLDERS if (root / name).is_dir()]
     for source in sources:
         tests += [f"{source}/{name}" for name in _TEST_FOLDERS if (root / source / name).is_dir()]

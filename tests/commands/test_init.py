@@ -262,3 +262,22 @@ def test_the_written_workflow_is_the_shipped_one_with_the_install_step() -> None
     assert {k: v for k, v in written["jobs"]["review"].items() if k != "steps"} == {
         k: v for k, v in shipped["jobs"]["review"].items() if k != "steps"
     }
+
+
+def test_top_level_tooling_is_no_source_beside_packages(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "lib/__init__.py": "",
+            "lib/tests/test_x.py": "",
+            "versioneer.py": "",
+            "release.py": "",
+            "setup.py": "",
+        },
+    )
+    assert detect_layout(tmp_path).sources == ("lib",)
+    single = tmp_path / "single"
+    write_files(single, {"six.py": "", "test_six.py": "", "setup.py": ""})
+    found = detect_layout(single)
+    assert (found.sources, found.test_folders, found.test_files) == (("six.py",), (), 1)
+    assert found.install == "python -m pip install -e . pytest"
