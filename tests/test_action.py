@@ -27,6 +27,7 @@ from tests.fake_github import PULL, REPO, FakeGitHub
 ROOT = Path(__file__).resolve().parents[1]
 ACTION = ROOT / "action.yml"
 SCRIPT = ROOT / "hooks" / "github" / "coderefine_action.py"
+EVENT = Path(__file__).parent / "data" / "github-pull-request-synchronize.json"
 WORKFLOWS = sorted((ROOT / "hooks" / "github").glob("*.yml"))
 FEATURE = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 SHA = re.compile(r"^[0-9a-f]{40}$")
@@ -104,24 +105,17 @@ def test_shipped_workflows_are_uses_of_the_action_and_fork_safe(workflow: Path) 
     assert "pull_request_target" not in workflow.read_text().replace("never `pull_request_target`", "")
 
 
-def event(head_repo: str) -> dict[str, Any]:
-    """A pull_request payload as GitHub sends it, cut to the fields anything reads."""
-    repo = {"full_name": REPO, "name": "project", "owner": {"login": "octo"}, "fork": False}
-    return {
-        "action": "synchronize",
-        "number": PULL,
-        "pull_request": {
-            "number": PULL,
-            "title": "Make add faster",
-            "body": "add should stay correct",
-            "draft": False,
-            "state": "open",
-            "head": {"ref": "feature", "sha": "0" * 40, "repo": {**repo, "full_name": head_repo}},
-            "base": {"ref": "main", "sha": "1" * 40, "repo": repo},
-        },
-        "repository": repo,
-        "sender": {"login": "someone"},
-    }
+def event(head_repo: str, cwd: Path) -> dict[str, Any]:
+    """The pull_request payload GitHub sends (tests/data), for this clone and this head repository."""
+    data: dict[str, Any] = json.loads(EVENT.read_text(encoding="utf-8"))
+    pull = data["pull_request"]
+    head_sha = git(cwd, "rev-parse", "HEAD").strip()
+    pull["head"]["sha"] = data["after"] = head_sha
+    pull["base"]["sha"] = git(cwd, "rev-parse", "origin/main").strip()
+    pull["head"]["repo"]["full_name"] = head_repo
+    pull["head"]["repo"]["fork"] = head_repo != REPO
+    assert data["repository"]["full_name"] == REPO and pull["number"] == PULL
+    return data
 
 
 @pytest.fixture
@@ -176,7 +170,7 @@ def run_step(
 ) -> tuple[int, str, dict[str, str]]:
     """One step of action.yml as a runner runs it; returns its exit code, log and GITHUB_OUTPUT."""
     event_path = tmp_path / "event.json"
-    event_path.write_text(json.dumps(event(head_repo)), encoding="utf-8")
+    event_path.write_text(json.dumps(event(head_repo, cwd)), encoding="utf-8")
     outputs = tmp_path / "output"
     outputs.write_text("")
     env = {
