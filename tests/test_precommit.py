@@ -102,13 +102,17 @@ def test_check_hook_passes_a_clean_change(
 
 
 def test_the_readme_snippet_names_the_release_tag_and_the_workflow_the_release() -> None:
-    """The tag ``v<version>`` is created at each release; the README's snippet must name it."""
+    """The tag ``v<version>`` is created at each release; the README's snippet names it, and shows how to
+    pin a commit instead, so that it does not depend on a tag existing."""
     import re
 
     from coderefine.version import __version__
 
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    assert re.findall(r"^\s+rev: (\S+)$", readme, re.M) == [f"v{__version__}"]
-    assert "pin a commit" in readme and "autoupdate" in readme
-    workflow = (REPO_ROOT / "hooks" / "github" / "coderefine-review.yml").read_text(encoding="utf-8")
-    assert f'"coderefine=={__version__}"' in workflow
+    revs = re.findall(r"^\s+rev: (\S+)", readme, re.M)
+    assert revs[0] == f"v{__version__}"
+    assert any(re.fullmatch(r"[0-9a-f]{40}", rev) for rev in revs), "a commit pin is shown"
+    assert "pin a commit" in readme and "autoupdate" in readme and "git ls-remote" in readme
+    for name in ("coderefine-review.yml", "coderefine-review-matrix.yml"):
+        workflow = (REPO_ROOT / "hooks" / "github" / name).read_text(encoding="utf-8")
+        assert f"uses: coderefine/coderefine@v{__version__}" in workflow

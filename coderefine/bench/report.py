@@ -1,4 +1,5 @@
-"""Benchmark results as JSON, a Markdown table, and a plot of fix rate against cost (with matplotlib)."""
+"""Benchmark results as JSON, a Markdown table, an HTML page (bench/html.py), and a plot of fix rate
+against cost (with matplotlib)."""
 
 from __future__ import annotations
 
@@ -151,9 +152,12 @@ def plot(results: Sequence[TaskResult], path: Path) -> bool:
 
 def write_reports(results: Sequence[TaskResult], meta: Mapping[str, Any], folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
-    written = [folder / "results.json", folder / "results.md"]
+    from coderefine.bench.html import render_html
+
+    written = [folder / "results.json", folder / "results.md", folder / "results.html"]
     written[0].write_text(json.dumps(results_data(results, meta), indent=2), encoding="utf-8")
     written[1].write_text(markdown(results, meta), encoding="utf-8")
+    written[2].write_text(render_html(results, meta), encoding="utf-8")
     if plot(results, folder / "fix-rate-vs-cost.png"):
         written.append(folder / "fix-rate-vs-cost.png")
     return written

@@ -30,6 +30,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "merge": ("ci", "command_merge"),
     "bench": ("bench", "command_bench"),
     "mcp": ("mcp", "command_mcp"),
+    "init": ("init", "command_init"),
 }
 
 

@@ -24,6 +24,7 @@ go into every critique, and every patch passes a libcst + compile() gate before 
 
 _EPILOG = """\
 examples:
+  coderefine init                         show (then write) the config, hook and workflow a project needs
   coderefine check app.py                 signals of app.py's uncommitted change (no model needed)
   coderefine check --staged               signals of what is staged for commit
   coderefine check --base origin/main     signals of this branch since it left main
@@ -271,6 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     undo.add_argument("--force", action="store_true", help="restore even files that changed since")
     _add_mcp_parser(commands)
+    _add_init_parser(commands)
     return parser
 
 
@@ -339,4 +341,30 @@ def _add_mcp_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     )
     mcp.add_argument(
         "--model", metavar="NAME", help="the model for critique and refine (default: the setting)"
+    )
+
+
+def _add_init_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    init = commands.add_parser(
+        "init",
+        help="set a project up: the [tool.coderefine] table, the pre-commit entry and the review workflow",
+        description="Show what a project needs to start with coderefine, then write it: a "
+        "[tool.coderefine] table appended to pyproject.toml (the test settings detected, the common "
+        "defaults as comments; the rest of the file is kept byte for byte), the pre-commit entry "
+        "(appended to .pre-commit-config.yaml, or a new one; pinned to this version's tag, or to the "
+        "commit it was installed from), and .github/workflows/coderefine-review.yml (one step: the "
+        "coderefine action). Nothing that exists is overwritten; what is left alone is said, with why. "
+        "Without --yes or --dry-run it asks, and refuses when there is no terminal to ask on.",
+        epilog="examples:\n  coderefine init --dry-run     show what would be written\n"
+        "  coderefine init --yes         write it without asking",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    choice = init.add_mutually_exclusive_group()
+    choice.add_argument("--dry-run", action="store_true", help="show the files, write nothing")
+    choice.add_argument("-y", "--yes", action="store_true", help="write the files without asking")
+    init.add_argument(
+        "--root",
+        type=Path,
+        metavar="DIR",
+        help="the project folder (default: the git top level of the current folder)",
     )
