@@ -20,6 +20,7 @@ from coderefine.context import FileView, Span, view_of
 from coderefine.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL, Critique
 from coderefine.models.base import Block, Message, ModelRequest
 from coderefine.signals.base import Comparison, Signal
+from coderefine.signals.failures import fold, split_locals
 
 PROTOCOL_VERSION = "1"
 PROMPTS = Path(__file__).parent / "prompts"
@@ -43,30 +44,35 @@ def fence(kind: str, content: str, label: str = "") -> str:
 def signal_text(signal: Signal) -> str:
     text = f"- [{signal.severity}] {signal.location()} {signal.code}: {signal.message}"
     if signal.source == "pytest" and signal.detail:
-        tail = "\n".join(signal.detail.strip().splitlines()[-8:])
-        text += "\n" + "\n".join("    " + line for line in tail.splitlines())
+        trace, values = split_locals(signal.detail)
+        tail = trace.strip().splitlines()[-8:] + values.strip().splitlines()
+        text += "\n" + "\n".join("    " + line for line in tail)
     elif signal.source == "format" and signal.detail.strip():
         text += " (ruff format would write: " + signal.detail.strip().splitlines()[0][:120] + ")"
     return text
 
 
-FULL_CASES = 2  # failing cases of one parametrized test shown with their traceback; the rest in one line
+def short_text(signal: Signal) -> str:
+    return f"- [{signal.severity}] {signal.code}: {signal.message}"
 
 
-def signal_lines(signals: Sequence[Signal]) -> list[str]:
-    """Each signal as text. The cases of one parametrized test share its code and most of its traceback:
-    the first ``FULL_CASES`` are shown whole, the others by their id and message alone (a suite with
-    dozens of failing cases of one test spent most of a request on repeated tracebacks)."""
-    seen: dict[str, int] = {}
-    lines = []
-    for signal in signals:
-        if signal.source == "pytest" and "[" in signal.code:
-            test = signal.code.split("[", 1)[0]
-            seen[test] = seen.get(test, 0) + 1
-            if seen[test] > FULL_CASES:
-                lines.append(f"- [{signal.severity}] {signal.code}: {signal.message}")
-                continue
-        lines.append(signal_text(signal))
+SIGNAL_TOKENS = 1_500  # the default budget of the signals section (setting ``signal-tokens``)
+CHARS_PER_TOKEN = 4
+LEFT_OUT = (
+    "{count} of these signals are counted, not listed, to keep this request short; "
+    "`coderefine check --format json` lists every one."
+)
+
+
+def signal_lines(signals: Sequence[Signal], tokens: int = 0) -> list[str]:
+    """Each signal as text, failing tests folded by where they fail (``failures.fold``): the first
+    ``FULL`` of a group with their traceback, the others by their id and message alone, within about
+    ``tokens`` (0: no limit). A suite with a hundred tests failing in one helper spent most of a request
+    on repeated tracebacks."""
+    folded = fold(signals, signal_text, short_text, tokens * CHARS_PER_TOKEN)
+    lines = list(folded.lines)
+    if folded.counted:
+        lines.append(LEFT_OUT.format(count=folded.counted))
     return lines
 
 
@@ -104,13 +110,14 @@ def split_context(
     return tuple(introduced), tuple(older)
 
 
-def signals_section(comparison: Comparison, context: Sequence[Signal] = ()) -> str:
-    """The signals the change introduced; of a whole-file review, the lint signals that were already in
-    the files at the start of the run (``context``) are listed apart, as context, not as faults."""
+def signals_section(
+    comparison: Comparison, context: Sequence[Signal] = (), tokens: int = SIGNAL_TOKENS
+) -> str:
+    """The signals the change introduced, folded within about ``tokens``; of a whole-file review, the
+    lint signals that were already in the files at the start of the run (``context``) are listed apart,
+    as context, not as faults."""
     introduced, older = split_context(comparison, context)
-    lines = signal_lines(introduced[:MAX_SIGNALS])
-    if len(introduced) > MAX_SIGNALS:
-        lines.append(f"- ... and {len(introduced) - MAX_SIGNALS} more")
+    lines = signal_lines(introduced, tokens)
     for status in comparison.missing():
         lines.append(
             f"- [missing] {status.source} did not run cleanly ({status.note}); its facts are unknown"
@@ -188,9 +195,10 @@ class PromptBuilder:
     critique tool whose input may carry edit blocks, and the critic is asked to fill them for a lone
     issue that a signal shows."""
 
-    def __init__(self, max_tokens: int, *, merge: bool = False) -> None:
+    def __init__(self, max_tokens: int, *, merge: bool = False, signal_tokens: int = SIGNAL_TOKENS) -> None:
         self._max_tokens = max_tokens
         self._merge = merge
+        self._signal_tokens = signal_tokens
         # Lint signals already in whole files at the start of the run: shown as context, not as faults.
         self.context: tuple[Signal, ...] = ()
 
@@ -239,7 +247,7 @@ class PromptBuilder:
         ]
         if changed:
             parts.append("Functions and classes the change touches: " + ", ".join(changed))
-        parts.append(signals_section(comparison, self.context))
+        parts.append(signals_section(comparison, self.context, self._signal_tokens))
         if self._merge:
             parts.append(MERGE_NOTE)
         return self._request("critic", files, parts, force=True, views=views)
@@ -257,7 +265,7 @@ class PromptBuilder:
             "ROLE: REVISER. Answer with edit blocks that address this critique.",
             "The intent of the change:\n" + fence("intent", intent),
             "The critique:\n" + fence("critique", json.dumps(critique.as_data(), ensure_ascii=False)),
-            signals_section(comparison, self.context),
+            signals_section(comparison, self.context, self._signal_tokens),
             "Files you may edit: " + ", ".join(files),
         ]
         extra = issue_excerpts(views or {}, critique)

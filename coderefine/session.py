@@ -22,7 +22,7 @@ from coderefine.prices import cost_of
 from coderefine.prompting import PromptBuilder, excerpt
 from coderefine.records import ModelCharge
 from coderefine.redact import Redactor
-from coderefine.signals.base import Comparison
+from coderefine.signals.base import Comparison, touched_lines
 from coderefine.symbols import changed_symbols
 
 
@@ -128,7 +128,9 @@ class Session:
         self.intent = intent
         self.progress = progress
         self.ledger = ledger or Ledger(settings, clock, deadline)
-        self.prompts = PromptBuilder(settings.max_output_tokens, merge=merge)
+        self.prompts = PromptBuilder(
+            settings.max_output_tokens, merge=merge, signal_tokens=settings.signal_tokens
+        )
         self.allowed = list(change.paths)
         self.redactor = Redactor()
         self.original = {f.path: f.after.text for f in change.files}
@@ -137,8 +139,17 @@ class Session:
 
     def views(self, texts: Mapping[str, str], comparison: Comparison) -> dict[str, FileView]:
         """What the next requests show of each file (whole when small; see ``context``). The critic
-        and the reviser of a round get the same views, so they share one cached prefix."""
-        self.shown = views_for(texts, self.before, comparison.introduced, self.settings.context_lines)
+        and the reviser of a round get the same views, so they share one cached prefix. The lines
+        this run rewrote stay in focus too: a revision that undid the whole change leaves no diff and no
+        signal, and the critic confirming it was shown all of a 2,700-line file."""
+        rewritten = {
+            p: touched_lines(self.original[p], t)
+            for p, t in texts.items()
+            if p in self.original and t != self.original[p]
+        }
+        self.shown = views_for(
+            texts, self.before, comparison.introduced, self.settings.context_lines, rewritten
+        )
         return self.shown
 
     def call(self, request: ModelRequest, round_number: int) -> ModelReply:
