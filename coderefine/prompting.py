@@ -260,11 +260,25 @@ class PromptBuilder:
         critique: Critique,
         comparison: Comparison,
         views: Mapping[str, FileView] | None = None,
+        fix: Sequence[int] | None = None,
     ) -> ModelRequest:
+        """``fix``: the indexes of the issues to address in this call (None: all of them). The reviser
+        still sees every issue, the others marked as not for this call, so that the critique it reads
+        is the critic's whole, and its summary does not describe issues it was never shown."""
+        data = critique.as_data()
+        role = "ROLE: REVISER. Answer with edit blocks that address this critique."
+        if fix is not None:
+            for index, issue in enumerate(data["issues"]):
+                issue["fix_in_this_call"] = index in fix
+            role = (
+                "ROLE: REVISER. Answer with edit blocks that address the issues of this critique marked "
+                '"fix_in_this_call": true, and only those; the others are handled apart: leave their code '
+                "as it is."
+            )
         parts = [
-            "ROLE: REVISER. Answer with edit blocks that address this critique.",
+            role,
             "The intent of the change:\n" + fence("intent", intent),
-            "The critique:\n" + fence("critique", json.dumps(critique.as_data(), ensure_ascii=False)),
+            "The critique:\n" + fence("critique", json.dumps(data, ensure_ascii=False)),
             signals_section(comparison, self.context, self._signal_tokens),
             "Files you may edit: " + ", ".join(files),
         ]
