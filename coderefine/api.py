@@ -22,6 +22,7 @@ from coderefine.config import load_settings as _load_settings
 from coderefine.errors import EXIT_INTERRUPTED, CoderefineError, InputError
 from coderefine.evaluate import Evaluator, Pinned
 from coderefine.fix import FixOutcome, run_refine, write_decision, write_result
+from coderefine.gate import path_problem
 from coderefine.gitio import GitRepo
 from coderefine.lock import run_lock
 from coderefine.loop import NoProgress, Progress, RefineResult
@@ -214,6 +215,7 @@ def refine_and_write(
     with one journal entry for the whole run as the writer. Nothing is written once ``cancel`` is set.
     ``pinned`` names files whose content in the test trees is given, not read (see ``Evaluator``).
     """
+    refuse_outside(change)
     watched = _Cancellable(progress or NoProgress(), cancel)
     result = run_refine(
         change,
@@ -234,6 +236,15 @@ def refine_and_write(
         watched.check()
         written, entry = write_result(result, writer)
     return FixOutcome(result, written, entry, decision.reason)
+
+
+def refuse_outside(change: Change) -> None:
+    """Refuse, before any model call, a file the gate would refuse to write (a symlink that leads
+    outside the project): the critic and the reviser were paid for a result that could never land."""
+    for file in change.files:
+        problem = path_problem(file.path, change.root, change.paths)
+        if problem is not None:
+            raise InputError(f"{problem}; refine the file where it lives, inside its own project")
 
 
 def undo(

@@ -216,6 +216,13 @@ class PromptBuilder:
         force: bool,
         views: Mapping[str, FileView] | None = None,
     ) -> ModelRequest:
+        # Every role lists the same tool, even the edit requests that must not call it (tool choice
+        # "none"): Anthropic caches the prefix in the order tools, system, messages, and a change of the
+        # tool definitions (listing none included) invalidates all of it, while a change of tool_choice
+        # invalidates only the messages ("What invalidates the cache", Anthropic's prompt-caching
+        # docs). So critic and reviser share one cached prefix, tools + system + code, byte for byte
+        # (tests/models/test_anthropic.py); without the tool, each reviser call would write it again
+        # at 1.25x instead of reading it at 0.1x.
         return ModelRequest(
             role=role,  # type: ignore[arg-type]
             system=self._system(files, views),
@@ -234,7 +241,9 @@ class PromptBuilder:
         changed: Sequence[str],
         comparison: Comparison,
         views: Mapping[str, FileView] | None = None,
+        whole: Sequence[str] = (),
     ) -> ModelRequest:
+        """``whole``: the files with no version before the change, under review as a whole."""
         scope = (
             "The change, as a unified diff against the code before it:\n" + fence("diff", diff)
             if diff.strip()
@@ -247,6 +256,12 @@ class PromptBuilder:
         ]
         if changed:
             parts.append("Functions and classes the change touches: " + ", ".join(changed))
+        if whole:
+            parts.append(
+                "Under review whole (no version before the change to compare with): "
+                + ", ".join(whole)
+                + "; all of each file is under review, not only some of its functions and classes."
+            )
         parts.append(signals_section(comparison, self.context, self._signal_tokens))
         if self._merge:
             parts.append(MERGE_NOTE)

@@ -171,12 +171,17 @@ class Session:
 
     def critique(self, texts: Mapping[str, str], current: Evaluation, round_number: int) -> Critique:
         diff = _diff(self.before, texts)
-        changed = sorted({n for p, t in texts.items() for n in changed_symbols(self.before.get(p, ""), t)})
+        # A file with no version before the change is under review whole: naming every one of its
+        # functions as "touched" said nothing and cost a line per definition.
+        changed = sorted(
+            {n for p, t in texts.items() if p in self.before for n in changed_symbols(self.before[p], t)}
+        )
         request = self.prompts.critic(
             texts,
             intent=self.intent,
             diff=diff,
             changed=changed,
+            whole=[p for p in texts if p not in self.before],
             comparison=current.comparison,
             views=self.views(texts, current.comparison),
         )

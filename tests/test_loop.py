@@ -240,3 +240,16 @@ def test_lint_already_in_a_whole_file_reaches_the_critic_as_context(tmp_path: Pa
         refine(change, settings, model, evaluator, intent="tidy")
     introduced, context = model.history[0].messages[0].text.split(CONTEXT_NOTE)
     assert "E741" in context and "E741" not in introduced
+
+
+def test_a_file_reviewed_whole_is_named_as_such_not_by_every_function_in_it(tmp_path: Path) -> None:
+    module = "".join(f"def f{n}(x):\n    return x + {n}\n\n\n" for n in range(30))
+    write_files(tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n", "mod.py": module})
+    change = from_worktree([Path("mod.py")], cwd=tmp_path, repo=None, max_bytes=1 << 20)
+    model = scripted(PASS)
+    settings = Settings(tests=False)
+    with Evaluator(change, settings, SubprocessRunner(), {"PATH": "/usr/bin:/bin"}, ["mod.py"]) as evaluator:
+        refine(change, settings, model, evaluator, intent="tidy")
+    task = model.history[0].messages[0].text
+    assert "Functions and classes the change touches" not in task
+    assert "Under review whole (no version before the change to compare with): mod.py" in task

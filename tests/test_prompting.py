@@ -229,3 +229,15 @@ def test_the_signals_section_keeps_to_its_token_budget_and_says_what_it_left_out
     prompts = PromptBuilder(1000, signal_tokens=500)
     request = prompts.critic({"m.py": "x = 1\n"}, intent="i", diff="", changed=[], comparison=comparison)
     assert section in request.messages[0].text
+
+
+def test_the_shared_system_text_claims_no_signals_a_strategy_did_not_collect() -> None:
+    prompts = PromptBuilder(1000)
+    author = prompts.author({"m.py": "x = 1\n"}, intent="add y")
+    nothing = Comparison((), (), (), (SourceStatus("ruff", "skipped"), SourceStatus("pytest", "skipped")))
+    critic = prompts.critic({"m.py": "x = 1\n"}, intent="i", diff="", changed=[], comparison=nothing)
+    system = author.system[0].text
+    assert "Each request gives the signals" not in system
+    assert "no signals section, or one that says no signal was collected, measured nothing" in system
+    assert "Signals introduced" not in author.messages[0].text
+    assert "not collected: no linter or test was run" in critic.messages[0].text
