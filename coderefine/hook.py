@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 # The version of the prompts and formats; part of every cache key. Kept equal to
 # coderefine.prompting.PROTOCOL_VERSION (a test checks it) so that a cache hit imports nothing more.
-PROTOCOL_VERSION = "1"
+PROTOCOL_VERSION = "2"
 
 Mode = Literal["fix", "check", "signals"]
 Status = Literal["clean", "fixed", "findings", "skipped", "not-written"]

@@ -22,7 +22,7 @@ from coderefine.models.base import Block, Message, ModelRequest
 from coderefine.signals.base import Comparison, Signal
 from coderefine.signals.failures import fold, split_locals
 
-PROTOCOL_VERSION = "1"
+PROTOCOL_VERSION = "2"
 PROMPTS = Path(__file__).parent / "prompts"
 MAX_SIGNALS = 40
 MAX_ECHO = 20_000
