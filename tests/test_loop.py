@@ -253,3 +253,22 @@ def test_a_file_reviewed_whole_is_named_as_such_not_by_every_function_in_it(tmp_
     task = model.history[0].messages[0].text
     assert "Functions and classes the change touches" not in task
     assert "Under review whole (no version before the change to compare with): mod.py" in task
+
+
+def test_a_revision_that_undoes_the_change_keeps_the_critic_on_the_lines_it_rewrote(
+    make_repo: RepoFactory,
+) -> None:
+    good = str(SMALL_PROJECT["pkg/mod.py"]) + "".join(
+        f"\n\ndef f{n}(x):\n    return x + {n}\n" for n in range(300)
+    )
+    root = make_repo({**SMALL_PROJECT, "pkg/mod.py": good})
+    write_files(root, {"pkg/mod.py": good.replace("return a + b", "return a - b")})
+    repo = GitRepo.find(root)
+    change = from_worktree([Path("pkg/mod.py")], cwd=root, repo=repo, max_bytes=1 << 20)
+    model = scripted(revise(), FIX, PASS)
+    run(change, project_files(root, repo), model, Settings(confirm="always", merge="never", tests=False))
+    confirming = model.history[2]
+    assert confirming.role == "critic" and "There is no diff" in confirming.messages[0].text
+    code = confirming.system[-1].text
+    assert "only the parts this change touches are shown" in code and "return a + b" in code
+    assert "return x + 250" not in code  # the other 1,200 lines stay an outline
