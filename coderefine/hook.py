@@ -86,7 +86,17 @@ def context_lines(comparison: Comparison) -> tuple[str, ...]:
     rows = []
     if comparison.existing:
         rows.append(f"already there before the change (not counted): {len(comparison.existing)}")
-    rows += [f"pytest {s.state}: {s.note}" for s in comparison.statuses if s.source == "pytest" and s.note]
+    # "ok" only when every test that ran passed (a run with failures says how many).
+    failed = sum(
+        1
+        for s in (*comparison.introduced, *comparison.existing)
+        if s.source == "pytest" and not s.code.startswith("collect:")
+    )
+    rows += [
+        f"pytest: {s.note}, {failed} failed" if s.state == "ok" and failed else f"pytest {s.state}: {s.note}"
+        for s in comparison.statuses
+        if s.source == "pytest" and s.note
+    ]
     return tuple(rows)
 
 
