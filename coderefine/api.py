@@ -18,6 +18,7 @@ from typing import Any
 from coderefine.config import Settings
 from coderefine.config import load_settings as _load_settings
 from coderefine.doors.fix import FixOutcome, run_refine, write_decision, write_result
+from coderefine.edits.gate import path_problem
 from coderefine.errors import EXIT_INTERRUPTED, CoderefineError, InputError
 from coderefine.models.base import Model
 from coderefine.project.change import Change, load_change, project_root
@@ -215,6 +216,7 @@ def refine_and_write(
     with one journal entry for the whole run as the writer. Nothing is written once ``cancel`` is set.
     ``pinned`` names files whose content in the test trees is given, not read (see ``Evaluator``).
     """
+    refuse_outside(change)
     watched = _Cancellable(progress or NoProgress(), cancel)
     result = run_refine(
         change,
@@ -235,6 +237,15 @@ def refine_and_write(
         watched.check()
         written, entry = write_result(result, writer)
     return FixOutcome(result, written, entry, decision.reason)
+
+
+def refuse_outside(change: Change) -> None:
+    """Refuse, before any model call, a file the gate would refuse to write (a symlink that leads
+    outside the project): the critic and the reviser were paid for a result that could never land."""
+    for file in change.files:
+        problem = path_problem(file.path, change.root, change.paths)
+        if problem is not None:
+            raise InputError(f"{problem}; refine the file where it lives, inside its own project")
 
 
 def undo(

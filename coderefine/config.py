@@ -60,6 +60,8 @@ class Settings:
     output_tokens_per_minute: int = 0
     cache_max_entries: int = 2_000
     context_lines: int = 400
+    # The signals section of a request, folded to about this many tokens (0: no limit); see prompting.py.
+    signal_tokens: int = 1_500
     confirm: str = "signals"
     first_critique: str = "critic"
     merge: str = "one-issue"
@@ -103,6 +105,7 @@ _MINIMUMS: dict[str, float] = {
     "output_tokens_per_minute": 0,
     "cache_max_entries": 10,
     "context_lines": 0,
+    "signal_tokens": 0,
 }
 
 

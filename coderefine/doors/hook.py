@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 # The version of the prompts and formats; part of every cache key. Kept equal to
 # coderefine.refiner.prompting.PROTOCOL_VERSION (a test checks it) so that a cache hit imports nothing more.
-PROTOCOL_VERSION = "1"
+PROTOCOL_VERSION = "2"
 
 Mode = Literal["fix", "check", "signals"]
 Status = Literal["clean", "fixed", "findings", "skipped", "not-written"]
@@ -86,7 +86,17 @@ def context_lines(comparison: Comparison) -> tuple[str, ...]:
     rows = []
     if comparison.existing:
         rows.append(f"already there before the change (not counted): {len(comparison.existing)}")
-    rows += [f"pytest {s.state}: {s.note}" for s in comparison.statuses if s.source == "pytest" and s.note]
+    # "ok" only when every test that ran passed (a run with failures says how many).
+    failed = sum(
+        1
+        for s in (*comparison.introduced, *comparison.existing)
+        if s.source == "pytest" and not s.code.startswith("collect:")
+    )
+    rows += [
+        f"pytest: {s.note}, {failed} failed" if s.state == "ok" and failed else f"pytest {s.state}: {s.note}"
+        for s in comparison.statuses
+        if s.source == "pytest" and s.note
+    ]
     return tuple(rows)
 
 

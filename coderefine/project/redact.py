@@ -38,8 +38,16 @@ _ASSIGNMENT = re.compile(
     (?P<quote>["'])(?P<value>[^"'\s]{12,})(?P=quote)
     """
 )
+_SECRET_NAME = re.compile(
+    r"(?i)secret|token|passw(?:or)?d|pwd|api_?key|access_?key|private_?key|credential|auth"
+)
 _PLACEHOLDER = re.compile(r"«secret:[a-z\-]+:[0-9a-f]{8}»")
 MIN_ENTROPY = 3.0
+
+
+def secret_name(name: str) -> bool:
+    """Whether a variable's name says it holds a secret (the names the assignment pattern knows)."""
+    return _SECRET_NAME.search(name) is not None
 
 
 def entropy(text: str) -> float:

@@ -86,6 +86,15 @@ class Issue:
     end_line: int
     evidence: str
     suggestion: str
+    # Set when the parser moved the critic's lines (to where the evidence is, or into the file): says
+    # from where, so whoever reads the issue knows the numbers are not the critic's own.
+    relocated: str = ""
+
+    def as_data(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        if not self.relocated:
+            del data["relocated"]
+        return data
 
 
 @dataclass(frozen=True)
@@ -100,7 +109,7 @@ class Critique:
         return {
             "verdict": self.verdict,
             "summary": self.summary,
-            "issues": [issue.__dict__ for issue in self.issues],
+            "issues": [issue.as_data() for issue in self.issues],
         }
 
 
@@ -192,8 +201,10 @@ def _parse_issue(
         path = only_path
     text = files[path]
     last = max(len(text.splitlines()), 1)
-    line = _as_int(raw.get("line")) or 1
+    given = _as_int(raw.get("line"))
+    line = given or 1
     end_line = _as_int(raw.get("end_line")) or line
+    said = (line, max(end_line, line))
     evidence = str(raw.get("evidence") or "")
     found = locate_evidence(text, evidence, line)
     if found is not None and found[0] != line:
@@ -204,6 +215,11 @@ def _parse_issue(
         repairs.append(f"issue {number}: line {line} is outside the file; clamped")
         line = min(max(line, 1), last)
     end_line = min(max(end_line, line), last)
+    relocated = ""
+    if (line, end_line) != said:
+        where = _span(*said) if given else "no line"
+        why = "where its evidence is" if found is not None and found[0] != said[0] else "inside the file"
+        relocated = f"re-anchored: the critic gave {where}; moved to {_span(line, end_line)}, {why}"
     severity = str(raw.get("severity") or "warning").strip().lower()
     if severity not in _SEVERITIES:
         repairs.append(f"issue {number}: severity {severity!r} read as warning")
@@ -217,4 +233,9 @@ def _parse_issue(
         end_line=end_line,
         evidence=evidence,
         suggestion=str(raw.get("suggestion") or ""),
+        relocated=relocated,
     )
+
+
+def _span(first: int, last: int) -> str:
+    return f"line {first}" if first == last else f"lines {first}-{last}"

@@ -20,8 +20,9 @@ from coderefine.models.base import Block, Message, ModelRequest
 from coderefine.refiner.context import FileView, Span, view_of
 from coderefine.refiner.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL, Critique
 from coderefine.signals.base import Comparison, Signal
+from coderefine.signals.failures import fold, split_locals
 
-PROTOCOL_VERSION = "1"
+PROTOCOL_VERSION = "2"
 PROMPTS = Path(__file__).parent / "prompts"
 MAX_SIGNALS = 40
 MAX_ECHO = 20_000
@@ -43,30 +44,35 @@ def fence(kind: str, content: str, label: str = "") -> str:
 def signal_text(signal: Signal) -> str:
     text = f"- [{signal.severity}] {signal.location()} {signal.code}: {signal.message}"
     if signal.source == "pytest" and signal.detail:
-        tail = "\n".join(signal.detail.strip().splitlines()[-8:])
-        text += "\n" + "\n".join("    " + line for line in tail.splitlines())
+        trace, values = split_locals(signal.detail)
+        tail = trace.strip().splitlines()[-8:] + values.strip().splitlines()
+        text += "\n" + "\n".join("    " + line for line in tail)
     elif signal.source == "format" and signal.detail.strip():
         text += " (ruff format would write: " + signal.detail.strip().splitlines()[0][:120] + ")"
     return text
 
 
-FULL_CASES = 2  # failing cases of one parametrized test shown with their traceback; the rest in one line
+def short_text(signal: Signal) -> str:
+    return f"- [{signal.severity}] {signal.code}: {signal.message}"
 
 
-def signal_lines(signals: Sequence[Signal]) -> list[str]:
-    """Each signal as text. The cases of one parametrized test share its code and most of its traceback:
-    the first ``FULL_CASES`` are shown whole, the others by their id and message alone (a suite with
-    dozens of failing cases of one test spent most of a request on repeated tracebacks)."""
-    seen: dict[str, int] = {}
-    lines = []
-    for signal in signals:
-        if signal.source == "pytest" and "[" in signal.code:
-            test = signal.code.split("[", 1)[0]
-            seen[test] = seen.get(test, 0) + 1
-            if seen[test] > FULL_CASES:
-                lines.append(f"- [{signal.severity}] {signal.code}: {signal.message}")
-                continue
-        lines.append(signal_text(signal))
+SIGNAL_TOKENS = 1_500  # the default budget of the signals section (setting ``signal-tokens``)
+CHARS_PER_TOKEN = 4
+LEFT_OUT = (
+    "{count} of these signals are counted, not listed, to keep this request short; "
+    "`coderefine check --format json` lists every one."
+)
+
+
+def signal_lines(signals: Sequence[Signal], tokens: int = 0) -> list[str]:
+    """Each signal as text, failing tests folded by where they fail (``failures.fold``): the first
+    ``FULL`` of a group with their traceback, the others by their id and message alone, within about
+    ``tokens`` (0: no limit). A suite with a hundred tests failing in one helper spent most of a request
+    on repeated tracebacks."""
+    folded = fold(signals, signal_text, short_text, tokens * CHARS_PER_TOKEN)
+    lines = list(folded.lines)
+    if folded.counted:
+        lines.append(LEFT_OUT.format(count=folded.counted))
     return lines
 
 
@@ -104,13 +110,14 @@ def split_context(
     return tuple(introduced), tuple(older)
 
 
-def signals_section(comparison: Comparison, context: Sequence[Signal] = ()) -> str:
-    """The signals the change introduced; of a whole-file review, the lint signals that were already in
-    the files at the start of the run (``context``) are listed apart, as context, not as faults."""
+def signals_section(
+    comparison: Comparison, context: Sequence[Signal] = (), tokens: int = SIGNAL_TOKENS
+) -> str:
+    """The signals the change introduced, folded within about ``tokens``; of a whole-file review, the
+    lint signals that were already in the files at the start of the run (``context``) are listed apart,
+    as context, not as faults."""
     introduced, older = split_context(comparison, context)
-    lines = signal_lines(introduced[:MAX_SIGNALS])
-    if len(introduced) > MAX_SIGNALS:
-        lines.append(f"- ... and {len(introduced) - MAX_SIGNALS} more")
+    lines = signal_lines(introduced, tokens)
     for status in comparison.missing():
         lines.append(
             f"- [missing] {status.source} did not run cleanly ({status.note}); its facts are unknown"
@@ -198,10 +205,18 @@ class PromptBuilder:
     critique tool whose input may carry edit blocks, and the critic is asked to fill them for a lone
     issue that a signal shows."""
 
-    def __init__(self, max_tokens: int, *, merge: bool = False, edit_format: str = "search-replace") -> None:
+    def __init__(
+        self,
+        max_tokens: int,
+        *,
+        merge: bool = False,
+        edit_format: str = "search-replace",
+        signal_tokens: int = SIGNAL_TOKENS,
+    ) -> None:
         self._max_tokens = max_tokens
         self._merge = merge
         self.edit_format = edit_format
+        self._signal_tokens = signal_tokens
         # Lint signals already in whole files at the start of the run: shown as context, not as faults.
         self.context: tuple[Signal, ...] = ()
 
@@ -223,6 +238,13 @@ class PromptBuilder:
         force: bool,
         views: Mapping[str, FileView] | None = None,
     ) -> ModelRequest:
+        # Every role lists the same tool, even the edit requests that must not call it (tool choice
+        # "none"): Anthropic caches the prefix in the order tools, system, messages, and a change of the
+        # tool definitions (listing none included) invalidates all of it, while a change of tool_choice
+        # invalidates only the messages ("What invalidates the cache", Anthropic's prompt-caching
+        # docs). So critic and reviser share one cached prefix, tools + system + code, byte for byte
+        # (tests/models/test_anthropic.py); without the tool, each reviser call would write it again
+        # at 1.25x instead of reading it at 0.1x.
         return ModelRequest(
             role=role,  # type: ignore[arg-type]
             system=self._system(files, views),
@@ -241,7 +263,9 @@ class PromptBuilder:
         changed: Sequence[str],
         comparison: Comparison,
         views: Mapping[str, FileView] | None = None,
+        whole: Sequence[str] = (),
     ) -> ModelRequest:
+        """``whole``: the files with no version before the change, under review as a whole."""
         scope = (
             "The change, as a unified diff against the code before it:\n" + fence("diff", diff)
             if diff.strip()
@@ -254,7 +278,13 @@ class PromptBuilder:
         ]
         if changed:
             parts.append("Functions and classes the change touches: " + ", ".join(changed))
-        parts.append(signals_section(comparison, self.context))
+        if whole:
+            parts.append(
+                "Under review whole (no version before the change to compare with): "
+                + ", ".join(whole)
+                + "; all of each file is under review, not only some of its functions and classes."
+            )
+        parts.append(signals_section(comparison, self.context, self._signal_tokens))
         if self._merge:
             parts.append(MERGE_NOTE)
         return self._request("critic", files, parts, force=True, views=views)
@@ -267,12 +297,27 @@ class PromptBuilder:
         critique: Critique,
         comparison: Comparison,
         views: Mapping[str, FileView] | None = None,
+        fix: Sequence[int] | None = None,
     ) -> ModelRequest:
+        """``fix``: the indexes of the issues to address in this call (None: all of them). The reviser
+        still sees every issue, the others marked as not for this call, so that the critique it reads
+        is the critic's whole, and its summary does not describe issues it was never shown."""
+        data = critique.as_data()
+        answer = EDIT_ANSWER[self.edit_format]
+        role = f"ROLE: REVISER. Answer with {answer} that address this critique."
+        if fix is not None:
+            for index, issue in enumerate(data["issues"]):
+                issue["fix_in_this_call"] = index in fix
+            role = (
+                f"ROLE: REVISER. Answer with {answer} that address the issues of this critique marked "
+                '"fix_in_this_call": true, and only those; the others are handled apart: leave their code '
+                "as it is."
+            )
         parts = [
-            f"ROLE: REVISER. Answer with {EDIT_ANSWER[self.edit_format]} that address this critique.",
+            role,
             "The intent of the change:\n" + fence("intent", intent),
-            "The critique:\n" + fence("critique", json.dumps(critique.as_data(), ensure_ascii=False)),
-            signals_section(comparison, self.context),
+            "The critique:\n" + fence("critique", json.dumps(data, ensure_ascii=False)),
+            signals_section(comparison, self.context, self._signal_tokens),
             "Files you may edit: " + ", ".join(files),
         ]
         extra = issue_excerpts(views or {}, critique)

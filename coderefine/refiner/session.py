@@ -23,7 +23,7 @@ from coderefine.refiner.context import FileView, named_spans, unseen_note, views
 from coderefine.refiner.critique import Critique, CritiqueError, parse_critique
 from coderefine.refiner.prompting import EDIT_RETRY, PromptBuilder, excerpt
 from coderefine.refiner.records import ModelCharge
-from coderefine.signals.base import Comparison
+from coderefine.signals.base import Comparison, touched_lines
 from coderefine.signals.evaluate import Evaluation
 
 
@@ -134,7 +134,10 @@ class Session:
         # has no merged critique.
         self.merge = merge and self.edit_format == "search-replace"
         self.prompts = PromptBuilder(
-            settings.max_output_tokens, merge=self.merge, edit_format=self.edit_format
+            settings.max_output_tokens,
+            merge=self.merge,
+            edit_format=self.edit_format,
+            signal_tokens=settings.signal_tokens,
         )
         self.allowed = list(change.paths)
         self.redactor = Redactor()
@@ -144,8 +147,17 @@ class Session:
 
     def views(self, texts: Mapping[str, str], comparison: Comparison) -> dict[str, FileView]:
         """What the next requests show of each file (whole when small; see ``context``). The critic
-        and the reviser of a round get the same views, so they share one cached prefix."""
-        self.shown = views_for(texts, self.before, comparison.introduced, self.settings.context_lines)
+        and the reviser of a round get the same views, so they share one cached prefix. The lines
+        this run rewrote stay in focus too: a revision that undid the whole change leaves no diff and no
+        signal, and the critic confirming it was shown all of a 2,700-line file."""
+        rewritten = {
+            p: touched_lines(self.original[p], t)
+            for p, t in texts.items()
+            if p in self.original and t != self.original[p]
+        }
+        self.shown = views_for(
+            texts, self.before, comparison.introduced, self.settings.context_lines, rewritten
+        )
         return self.shown
 
     def call(self, request: ModelRequest, round_number: int) -> ModelReply:
@@ -167,12 +179,17 @@ class Session:
 
     def critique(self, texts: Mapping[str, str], current: Evaluation, round_number: int) -> Critique:
         diff = _diff(self.before, texts)
-        changed = sorted({n for p, t in texts.items() for n in changed_symbols(self.before.get(p, ""), t)})
+        # A file with no version before the change is under review whole: naming every one of its
+        # functions as "touched" said nothing and cost a line per definition.
+        changed = sorted(
+            {n for p, t in texts.items() if p in self.before for n in changed_symbols(self.before[p], t)}
+        )
         request = self.prompts.critic(
             texts,
             intent=self.intent,
             diff=diff,
             changed=changed,
+            whole=[p for p in texts if p not in self.before],
             comparison=current.comparison,
             views=self.views(texts, current.comparison),
         )

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from coderefine.models.base import Usage
 from coderefine.refiner.records import RefineResult, RoundRecord
 from coderefine.report.jsonout import SCHEMA_VERSION, signal_data
-from coderefine.report.text import signal_line, status_line
+from coderefine.report.text import failed_tests, signal_entries, signal_line, status_line
 from coderefine.report.usage import charges_data, charges_text
 from coderefine.signals.base import Comparison
 
@@ -104,9 +104,9 @@ def render_refine(
     lines.append(f"stopped: {_STOPS.get(result.stop, result.stop)}")
     before, after = _count(result.initial.comparison), _count(result.evaluation.comparison)
     lines.append(f"introduced signals: before {before}; after {after}")
-    for signal in result.evaluation.comparison.introduced:
-        lines.append("  " + signal_line(signal))
-    lines.append(status_line(result.evaluation.comparison.statuses))
+    final = result.evaluation.comparison
+    lines.extend(signal_entries(final.introduced, full=lambda s: "  " + signal_line(s)))
+    lines.append(status_line(final.statuses, failed_tests(final.introduced + final.existing)))
     usage = charges_text(result.charges) or " · ".join(
         f"{role} {_tokens(u)}" for role, u in result.usage.items()
     )

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from coderefine.signals.base import Signal, SourceStatus, failure_excerpt
 from coderefine.signals.check import CheckResult
+from coderefine.signals.failures import fold, split_locals
 
 _SOURCE_LABEL = {"ruff": "ruff", "format": "format", "pytest": "test", "syntax": "syntax"}
 _CHANGE_LABEL = {
@@ -23,12 +24,54 @@ def signal_line(signal: Signal) -> str:
     return f"{signal.location()}: {code} {signal.message}{fix}"
 
 
-def status_line(statuses: Iterable[SourceStatus]) -> str:
+# The introduced signals of a text report, folded to about a screen (see ``failures.fold``): at most
+# ``SCREEN`` characters, and a few one-line members per group before the count.
+SCREEN = 2_500
+SCREEN_SHORT = 5
+LEFT_OUT = "{count} signals are counted, not listed: `coderefine check --format json` lists every one."
+
+
+def full_entry(signal: Signal) -> str:
+    """A signal's line and, for a failing test, the rows of its traceback worth reading."""
+    rows = ["  " + signal_line(signal)]
+    if signal.source == "pytest" and signal.detail:
+        trace, values = split_locals(signal.detail)
+        rows.extend("      " + row for row in failure_excerpt(trace))
+        rows.extend("      " + row for row in values.strip().splitlines())
+    return "\n".join(rows)
+
+
+def short_entry(signal: Signal) -> str:
+    return f"  {signal.code} {signal.message}"
+
+
+def signal_entries(
+    signals: Iterable[Signal], budget: int = SCREEN, full: Callable[[Signal], str] = full_entry
+) -> list[str]:
+    """``signals`` folded by where tests fail, within about ``budget`` characters."""
+    folded = fold(tuple(signals), full, short_entry, budget, bullet="  ", short_cap=SCREEN_SHORT)
+    return [*folded.lines, *([LEFT_OUT.format(count=folded.counted)] if folded.counted else [])]
+
+
+def status_line(statuses: Iterable[SourceStatus], failed: int = 0) -> str:
+    """The state of each source. pytest is ``ok`` only when every test it ran passed; with ``failed``
+    tests it says how many ran and how many failed."""
     parts = []
     for status in statuses:
+        if status.source == "pytest" and status.state == "ok" and failed:
+            ran, _, rest = status.note.partition(" from ")
+            where = f" (from {rest})" if rest else ""
+            count = f"{ran}, " if ran.endswith(" ran") else ""
+            parts.append(f"pytest: {count}{failed} failed{where if count else ''}")
+            continue
         note = f" ({status.note})" if status.note else ""
         parts.append(f"{status.source} {status.state}{note}")
     return "sources: " + "; ".join(parts)
+
+
+def failed_tests(signals: Iterable[Signal]) -> int:
+    """The failing tests among ``signals`` (collection errors are not tests that ran)."""
+    return sum(1 for s in signals if s.source == "pytest" and not s.code.startswith("collect:"))
 
 
 def render_check(result: CheckResult, fail_on: str) -> str:
@@ -44,16 +87,13 @@ def render_check(result: CheckResult, fail_on: str) -> str:
     if comparison.introduced:
         lines.append("")
         lines.append("Introduced by the change:" if whole < len(files) else "Found:")
-        for signal in comparison.introduced:
-            lines.append("  " + signal_line(signal))
-            if signal.source == "pytest" and signal.detail:
-                lines.extend("      " + row for row in failure_excerpt(signal.detail))
+        lines.extend(signal_entries(comparison.introduced))
     if comparison.existing:
         lines.append(f"\nAlready there before the change (not counted): {len(comparison.existing)}")
     if comparison.fixed:
         lines.append(f"Fixed by the change: {len(comparison.fixed)}")
     lines.append("")
-    lines.append(status_line(comparison.statuses))
+    lines.append(status_line(comparison.statuses, failed_tests(comparison.introduced + comparison.existing)))
     for missing in comparison.missing():
         lines.append(f"warning: {missing.source} did not run cleanly: {missing.note}")
     blocking = result.blocking(fail_on)

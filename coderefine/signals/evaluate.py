@@ -35,6 +35,7 @@ from coderefine.signals.base import (
     line_edits,
 )
 from coderefine.signals.import_index import ImportIndex
+from coderefine.signals.lint_debt import old_lint
 from coderefine.signals.pytest import PytestConfig, PytestSignals, find_interpreter
 from coderefine.signals.related import TestSelection, select_tests
 from coderefine.signals.ruff import RuffSignals
@@ -58,7 +59,8 @@ def compare_change(
     """What ``current`` introduced: file signals against the same file's baseline when it was
     modified (everything counts in a whole or new file); test failures against the baseline run
     when any file was modified (every failure counts in a whole-file review). Format work counts
-    only on the lines of ``texts`` (the version measured) that differ from the baseline."""
+    only on the lines of ``texts`` (the version measured) that differ from the baseline, and a ruff
+    diagnostic of the baseline on a line the change rewrote or moved is not counted again."""
     modified = {f.path for f in change.files if f.kind == "modified"}
 
     def select(signals: SignalSet, keep: bool) -> SignalSet:
@@ -71,12 +73,14 @@ def compare_change(
 
     compared = compare(select(baseline, True), select(current, True))
     if texts is not None:
-        edits = {
-            f.path: line_edits(f.before.text, texts.get(f.path, f.after.text))
+        pairs = {
+            f.path: (f.before.text, texts.get(f.path, f.after.text))
             for f in change.files
             if f.kind == "modified" and f.before is not None
         }
-        compared = format_work(compared, edits)
+        edits = {path: line_edits(*pair) for path, pair in pairs.items()}
+        # Old lint on a line the change edited or moved stays old (signals/lint_debt.py).
+        compared = old_lint(format_work(compared, edits), pairs, edits)
     fresh = select(current, False).signals
     return Comparison(
         introduced=tuple(sorted(compared.introduced + fresh, key=lambda s: (s.path, s.line))),

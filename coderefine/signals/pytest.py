@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coderefine.errors import ToolMissingError, ToolTimeoutError
+from coderefine.project.redact import Redactor, secret_name
 from coderefine.project.runner import Runner
 from coderefine.signals.base import Signal, SignalSet, SourceStatus
+from coderefine.signals.failures import LOCALS_HEADER, innermost
 from coderefine.signals.interpreter import find_interpreter
 from coderefine.signals.related import imported_modules, is_test_file, module_name, related_tests
 from coderefine.signals.warm import WarmPytest
@@ -162,13 +164,34 @@ def _signals(events: list[dict[str, object]], *, hung: bool, timeout: float = 0.
                 continue
             phase = "" if event.get("when") == "call" else f" (in {event.get('when')})"
             message = _first_line(event.get("message")) or "failed"
-            signals.append(_test_signal(event, f"test failed{phase}: {message}", str(event.get("text", ""))))
+            detail = str(event.get("text", "")) + locals_block(event)
+            signals.append(_test_signal(event, f"test failed{phase}: {message}", detail))
     if hung:
         why = f"did not finish within {timeout:g}s" if timeout else "crashed the test process"
         for event in started:
             if str(event.get("nodeid", "")) not in finished:
                 signals.append(_test_signal(event, f"test {why}"))
     return signals
+
+
+def locals_block(event: Mapping[str, object]) -> str:
+    """The local values the plugin took where an unrewritten assert failed, as the end of the test's
+    detail, secrets redacted (a name that says secret hides its value whole)."""
+    values = event.get("locals")
+    if not isinstance(values, list) or not values:
+        return ""
+    redactor = Redactor()
+    rows = []
+    for item in values:
+        if not (isinstance(item, list) and len(item) == 2):
+            continue
+        name, value = str(item[0]), str(item[1])
+        value = "«redacted»" if secret_name(name) else redactor.redact(f"{name} = {value}")[len(name) + 3 :]
+        rows.append(f"    {name} = {value}")
+    # The traceback's own name of the frame: relative to the project, where crash_path is the tree's.
+    where = innermost(str(event.get("text", "")))
+    header = LOCALS_HEADER + (f" ({where})" if where else "")
+    return f"\n{header}:\n" + "\n".join(rows) if rows else ""
 
 
 def ran_note(events: list[dict[str, object]], tests: Sequence[str]) -> str:

@@ -239,3 +239,20 @@ def test_dry_run_says_nothing_was_written(buggy_repo: Path, monkeypatch: pytest.
     assert code == 0, out
     assert out.rstrip().endswith("nothing was written: a dry run (--dry-run, --diff)")
     assert (buggy_repo / "pkg/mod.py").read_text() == BUGGY
+
+
+def test_a_symlink_leading_outside_the_project_is_refused_before_any_model_call(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_repo(SMALL_PROJECT)
+    (root.parent / "outside.py").write_text(BUGGY)
+    (root / "pkg/link.py").symlink_to(root.parent / "outside.py")
+    monkeypatch.chdir(root)
+    fake = FakeAnthropic(fix_script())  # type: ignore[arg-type]
+    with loopback_server(fake) as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        code, _ = cli(["fix", "pkg/link.py", "--no-tests"])
+    assert code == 2
+    assert "a symlink that leads outside the project" in capsys.readouterr().err
+    assert fake.requests == []
+    assert (root.parent / "outside.py").read_text() == BUGGY

@@ -309,4 +309,4 @@ def test_the_hook_says_what_was_already_there_and_which_tests_ran(make_repo: Rep
     text = run_hook(root, "signals").render()
     assert "tests/test_mod.py::test_add" in text
     assert "  already there before the change (not counted): 2" in text  # F401 and a format run
-    assert "  pytest ok: 2 tests ran from tests/test_mod.py" in text
+    assert "  pytest: 2 tests ran from tests/test_mod.py, 1 failed" in text  # "ok" only when all passed

@@ -117,3 +117,26 @@ def test_missing_key_says_what_to_do() -> None:
 def test_base_url_alone_is_enough_for_a_local_server() -> None:
     local = AnthropicModel("local-model", environ={"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
     assert local.name == "local-model"
+
+
+def test_critic_and_reviser_requests_share_the_cached_prefix_byte_for_byte() -> None:
+    """Anthropic caches tools, then system, then messages; tool_choice invalidates only the messages.
+    The reviser lists the critic's tool (choice "none") so that tools + system + code are one prefix."""
+    import json
+
+    from coderefine.models.anthropic import request_params
+    from coderefine.refiner.critique import Critique, Issue
+    from coderefine.refiner.prompting import PromptBuilder
+    from coderefine.signals.base import Comparison, SourceStatus
+
+    files = {"m.py": "def add(a, b):\n    return a - b\n"}
+    clean = Comparison((), (), (), (SourceStatus("ruff", "ok"),))
+    prompts = PromptBuilder(1000)
+    critic = request_params("m", prompts.critic(files, intent="i", diff="", changed=[], comparison=clean))
+    critique = Critique("revise", "s", (Issue("t", "error", "m.py", 2, 2, "return a - b", "use +"),))
+    reviser = request_params("m", prompts.reviser(files, intent="i", critique=critique, comparison=clean))
+    assert json.dumps(critic["tools"]) == json.dumps(reviser["tools"])
+    assert json.dumps(critic["system"]) == json.dumps(reviser["system"])
+    assert reviser["system"][-1]["cache_control"] == {"type": "ephemeral"}  # the prefix ends with the code
+    assert (critic["tool_choice"]["type"], reviser["tool_choice"]["type"]) == ("tool", "none")
+    assert critic["messages"] != reviser["messages"]

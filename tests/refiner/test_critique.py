@@ -110,3 +110,39 @@ def test_only_the_merged_tool_offers_edits() -> None:
     assert "edits" in MERGED_CRITIQUE_TOOL.input_schema["properties"]
     assert "edits" not in MERGED_CRITIQUE_TOOL.input_schema["required"]
     assert MERGED_CRITIQUE_TOOL.name == CRITIQUE_TOOL.name
+
+
+def test_lines_the_parser_moved_say_they_were_re_anchored() -> None:
+    text = "".join(f"x{n} = {n}\n" for n in range(1, 301))
+    text = text.replace("x244 = 244\nx245 = 245\n", "if total > limit:\n    total = limit\n")
+    raw = {
+        "verdict": "revise",
+        "summary": "s",
+        "issues": [
+            {
+                "title": "clamps wrongly",
+                "severity": "error",
+                "path": "m.py",
+                "line": 236,
+                "end_line": 257,
+                "evidence": "if total > limit:\n    total = limit",
+                "suggestion": "s",
+            },
+            {
+                "title": "ok",
+                "severity": "info",
+                "path": "m.py",
+                "line": 3,
+                "evidence": "x3 = 3",
+                "suggestion": "s",
+            },
+        ],
+    }
+    moved, kept = parse_critique(raw, "", {"m.py": text}).issues
+    assert (moved.line, moved.end_line) == (244, 245)
+    assert (
+        moved.relocated
+        == "re-anchored: the critic gave lines 236-257; moved to lines 244-245, where its evidence is"
+    )
+    assert moved.as_data()["relocated"] == moved.relocated
+    assert kept.relocated == "" and "relocated" not in kept.as_data()

@@ -241,3 +241,35 @@ def test_lint_already_in_a_whole_file_reaches_the_critic_as_context(tmp_path: Pa
         refine(change, settings, model, evaluator, intent="tidy")
     introduced, context = model.history[0].messages[0].text.split(CONTEXT_NOTE)
     assert "E741" in context and "E741" not in introduced
+
+
+def test_a_file_reviewed_whole_is_named_as_such_not_by_every_function_in_it(tmp_path: Path) -> None:
+    module = "".join(f"def f{n}(x):\n    return x + {n}\n\n\n" for n in range(30))
+    write_files(tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n", "mod.py": module})
+    change = from_worktree([Path("mod.py")], cwd=tmp_path, repo=None, max_bytes=1 << 20)
+    model = scripted(PASS)
+    settings = Settings(tests=False)
+    with Evaluator(change, settings, SubprocessRunner(), {"PATH": "/usr/bin:/bin"}, ["mod.py"]) as evaluator:
+        refine(change, settings, model, evaluator, intent="tidy")
+    task = model.history[0].messages[0].text
+    assert "Functions and classes the change touches" not in task
+    assert "Under review whole (no version before the change to compare with): mod.py" in task
+
+
+def test_a_revision_that_undoes_the_change_keeps_the_critic_on_the_lines_it_rewrote(
+    make_repo: RepoFactory,
+) -> None:
+    good = str(SMALL_PROJECT["pkg/mod.py"]) + "".join(
+        f"\n\ndef f{n}(x):\n    return x + {n}\n" for n in range(300)
+    )
+    root = make_repo({**SMALL_PROJECT, "pkg/mod.py": good})
+    write_files(root, {"pkg/mod.py": good.replace("return a + b", "return a - b")})
+    repo = GitRepo.find(root)
+    change = from_worktree([Path("pkg/mod.py")], cwd=root, repo=repo, max_bytes=1 << 20)
+    model = scripted(revise(), FIX, PASS)
+    run(change, project_files(root, repo), model, Settings(confirm="always", merge="never", tests=False))
+    confirming = model.history[2]
+    assert confirming.role == "critic" and "There is no diff" in confirming.messages[0].text
+    code = confirming.system[-1].text
+    assert "only the parts this change touches are shown" in code and "return a + b" in code
+    assert "return x + 250" not in code  # the other 1,200 lines stay an outline

@@ -201,3 +201,43 @@ def test_the_cases_of_one_parametrized_test_share_one_traceback() -> None:
     assert text.count("in test_plural") == 2  # two cases with their traceback
     assert all(f"test_plural[word{n}]: test failed: assert 'word{n}s'" in text for n in range(5))
     assert "test_other" in text
+
+
+def test_the_signals_section_keeps_to_its_token_budget_and_says_what_it_left_out() -> None:
+    from coderefine.refiner.prompting import signals_section
+
+    def case(n: int) -> Signal:
+        return Signal(
+            "pytest",
+            "tests/test_m.py",
+            n,
+            n,
+            f"tests/test_m.py::test_{n}",
+            "test failed: AssertionError",
+            "error",
+            detail=f"tests/test_m.py:{n}: in test_{n}\n    check(x)\ntests/common.py:2: in check\n"
+            "    assert x\nE   AssertionError",
+        )
+
+    comparison = Comparison(tuple(case(n) for n in range(200)), (), (), (SourceStatus("pytest", "ok"),))
+    unbounded = signals_section(comparison, tokens=0)
+    section = signals_section(comparison, tokens=500)
+    assert len(section) < 500 * 4 + 400 < len(unbounded)
+    assert section.count("in check") == 2
+    assert "more that failed the same way at tests/common.py:2" in section
+    assert "`coderefine check --format json` lists every one" in section
+    prompts = PromptBuilder(1000, signal_tokens=500)
+    request = prompts.critic({"m.py": "x = 1\n"}, intent="i", diff="", changed=[], comparison=comparison)
+    assert section in request.messages[0].text
+
+
+def test_the_shared_system_text_claims_no_signals_a_strategy_did_not_collect() -> None:
+    prompts = PromptBuilder(1000)
+    author = prompts.author({"m.py": "x = 1\n"}, intent="add y")
+    nothing = Comparison((), (), (), (SourceStatus("ruff", "skipped"), SourceStatus("pytest", "skipped")))
+    critic = prompts.critic({"m.py": "x = 1\n"}, intent="i", diff="", changed=[], comparison=nothing)
+    system = author.system[0].text
+    assert "Each request gives the signals" not in system
+    assert "no signals section, or one that says no signal was collected, measured nothing" in system
+    assert "Signals introduced" not in author.messages[0].text
+    assert "not collected: no linter or test was run" in critic.messages[0].text

@@ -37,7 +37,8 @@ def test_tests_reached_through_a_re_exporting_package_run(
     assert code == 1, out
     assert "tests/test_api.py::test_scan" in out
     assert "tests/test_lazy.py" not in out.split("sources:")[0]  # it still passes
-    assert "pytest ok (3 tests ran from tests/test_api.py, tests/test_lazy.py)" in out
+    # "ok" only when every test passed: a failing run says how many ran and how many failed.
+    assert "pytest: 3 tests ran, 1 failed (from tests/test_api.py, tests/test_lazy.py)" in out
     code, out = run(root, monkeypatch, "src/altsvc/_scan.py", "--format", "json")
     data = json.loads(out)
     assert data["tests"] == ["tests/test_api.py", "tests/test_lazy.py"]
@@ -98,3 +99,58 @@ def test_a_failing_assert_keeps_its_location_and_line_in_the_text_output(
     assert "          assert spelled(word) == ['a', 'b', 'c', 'd', 'e', 'f']" in out
     assert "      ...\n" in out  # the middle of the traceback is trimmed
     assert "      E   ValueError: no x please" in out
+
+
+# A one-line bug failing every test in one helper that pytest does not rewrite (tabulate's shape:
+# tests/common.py's assert_equal, imported as `common` from the test folder).
+FLOOD_TESTS = 30
+FLOOD: dict[str, str | bytes] = {
+    "pkg/__init__.py": "",
+    "pkg/table.py": (
+        "def padleft(width, s):\n    return s.rjust(width)\n\n\n"
+        "def row(cells, width):\n    return ' '.join(padleft(width, c) for c in cells)\n"
+    ),
+    "tests/common.py": "def assert_equal(expected, result):\n    assert expected == result\n",
+    "tests/test_table.py": "from common import assert_equal\n\nfrom pkg.table import row\n"
+    + "".join(
+        f"\n\ndef test_row_{n}():\n    assert_equal('  x{n}', row(['x{n}'], {len(f'x{n}') + 2}))\n"
+        for n in range(FLOOD_TESTS)
+    ),
+}
+
+
+def flooded(make_repo: RepoFactory) -> Path:
+    root = make_repo(FLOOD)
+    write_files(root, {"pkg/table.py": str(FLOOD["pkg/table.py"]).replace("rjust", "ljust")})
+    return root
+
+
+def test_a_flood_of_failures_in_one_helper_is_folded_with_its_values(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = flooded(make_repo)
+    code, out = run(root, monkeypatch, "pkg/table.py")
+    assert code == 1, out
+    report = out.split("sources:")[0]
+    # The first two in full, a few by id and message, the rest counted as failing the same way; the JSON
+    # report has every one.
+    assert report.count("in assert_equal") == 2
+    assert "  tests/test_table.py::test_row_2 test failed: AssertionError\n" in report
+    assert f"... and {FLOOD_TESTS - 7} more that failed the same way at tests/common.py:2" in report
+    assert "`coderefine check --format json` lists every one" in report
+    assert len(report.splitlines()) < 40
+    # The helper's assert is not rewritten: its local values say expected against actual.
+    assert "Local values where the assert failed (tests/common.py:2):" in report
+    assert "expected = '  x0'" in report and "result = 'x0  '" in report
+    # "ok" only when every test passed.
+    assert f"pytest: {FLOOD_TESTS} tests ran, {FLOOD_TESTS} failed (from tests/test_table.py)" in out
+    assert "pytest ok" not in out
+    code, out = run(root, monkeypatch, "pkg/table.py", "--format", "json")
+    assert len([s for s in json.loads(out)["introduced"] if s["source"] == "pytest"]) == FLOOD_TESTS
+
+
+def test_pytest_is_ok_when_every_test_passed(make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_repo(FLOOD)
+    write_files(root, {"pkg/table.py": str(FLOOD["pkg/table.py"]) + "\n"})
+    _, out = run(root, monkeypatch, "pkg/table.py")
+    assert f"pytest ok ({FLOOD_TESTS} tests ran from tests/test_table.py)" in out, out

@@ -197,3 +197,46 @@ def test_syntax_signals_come_from_compile_alone(make_repo: RepoFactory) -> None:
     probe = "import sys, coderefine.signals.evaluate; print('libcst' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+# Old lint: B007 (a loop variable the body never uses) on line 3, there before any change.
+LOOP = "def count(n, m):\n    total = 0\n    for i in range(n):\n        total += 1\n    return total\n"
+OTHER = "\n\ndef other(x):\n    return x * 2\n"
+LINT_PROJECT: dict[str, str | bytes] = {"pkg/__init__.py": "", "pkg/mod.py": LOOP + OTHER}
+
+
+def ruff_of(data: dict[str, list[dict[str, object]]], key: str) -> list[tuple[object, object]]:
+    return [(s["code"], s["line"]) for s in data[key] if s["source"] == "ruff"]
+
+
+def test_old_lint_on_an_edited_line_is_not_introduced(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(LINT_PROJECT)
+    write_files(root, {"pkg/mod.py": LOOP.replace("range(n)", "range(m)") + OTHER})
+    data = check_json(root, monkeypatch)
+    assert ruff_of(data, "introduced") == [] and ruff_of(data, "fixed") == []
+    assert ruff_of(data, "existing") == [("B007", 3)]
+
+
+def test_old_lint_on_a_moved_and_edited_line_is_not_introduced(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(LINT_PROJECT)
+    moved = OTHER.lstrip("\n") + "\n\n" + LOOP.replace("range(n)", "range(m)")
+    write_files(root, {"pkg/mod.py": moved})
+    data = check_json(root, monkeypatch)
+    assert ruff_of(data, "introduced") == [] and ruff_of(data, "existing") == [("B007", 7)]
+
+
+def test_a_copy_of_old_lint_and_a_new_rule_on_an_edited_line_are_introduced(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(LINT_PROJECT)
+    edited = LOOP.replace("range(n)", "range(m)")
+    copy = "\n\n" + edited.replace("def count", "def count_again")
+    write_files(root, {"pkg/mod.py": edited.replace("total += 1", "total += missing") + OTHER + copy})
+    data = check_json(root, monkeypatch)
+    # The old B007 pairs once (with the edited line); its copy and the new F821 are the change's.
+    assert sorted(ruff_of(data, "introduced")) == [("B007", 14), ("F821", 4)]
+    assert ruff_of(data, "existing") == [("B007", 3)]

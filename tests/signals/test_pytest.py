@@ -213,3 +213,32 @@ def test_a_conftest_that_breaks_pytest_is_unavailable_not_ok(tmp_path: Path) -> 
     [status] = result.statuses
     assert status.state == "unavailable", status
     assert "pytest exited with code" in status.note
+
+
+def test_an_assert_pytest_did_not_rewrite_shows_its_local_values_bounded_and_redacted(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            # Not a test module: pytest leaves its asserts alone, so its failure says only AssertionError.
+            "tests/helpers.py": (
+                "def same(expected, result, api_token='hunter2'):\n"
+                "    key = 'sk-ant-' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3'\n"
+                "    assert expected == result\n"
+            ),
+            "tests/test_x.py": (
+                "from helpers import same\n\n\n"
+                "def test_values():\n    same('x' * 1000, 'y')\n\n\n"
+                "def test_rewritten():\n    a = 1\n    assert a == 2\n"
+            ),
+        },
+    )
+    signals = {s.code.split("::")[-1]: s for s in run(tmp_path, ["tests/test_x.py"]).signals}
+    detail = signals["test_values"].detail
+    assert "Local values where the assert failed (tests/helpers.py:3):" in detail
+    values = detail.split("Local values where the assert failed")[1]
+    assert "result = 'y'" in values
+    assert max(len(row) for row in values.splitlines()) < 320  # a repr is cut at a few hundred characters
+    assert "hunter2" not in values and "api_token = «redacted»" in values
+    assert "a1B2c3D4e5F6g7H8i9J0k1L2m3" not in values and "«secret:anthropic-key:" in values
+    # pytest shows a rewritten assert's values itself: nothing is added.
+    assert "Local values" not in signals["test_rewritten"].detail

@@ -18,6 +18,7 @@ from typing import Literal
 
 from coderefine.refiner.critique import Issue
 from coderefine.signals.base import Signal, failure_excerpt
+from coderefine.signals.failures import split_locals
 
 Severity = Literal["error", "warning", "info"]
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
@@ -72,7 +73,8 @@ def from_signal(signal: Signal, texts: Mapping[str, str]) -> Finding:
     }.get(signal.source, f"{signal.code}: {signal.message}")
     message = signal.message
     if signal.source == "pytest" and signal.detail:
-        message += "\n\n" + "\n".join(failure_excerpt(signal.detail))
+        trace, values = split_locals(signal.detail)
+        message += "\n\n" + "\n".join([*failure_excerpt(trace), *values.strip().splitlines()])
     return Finding(
         rule_id=rule,
         severity=signal.severity,

@@ -283,10 +283,10 @@ def _review_file(
     except CritiqueError as exc:
         return _FileReview(file.path, note=f"The critique of {file.path} was unusable ({exc}).")
     findings = []
-    for issue in critique.issues:
+    for index, issue in enumerate(critique.issues):
         finding = from_issue(issue, head_texts)
         try:
-            finding = _verify(session, finding, issue, critique, file.path, file.after.text, current, intent)
+            finding = _verify(session, finding, index, critique, file.path, file.after.text, current, intent)
         except BudgetExceededError:
             finding = replace(finding, note="no fix was tried: the budget was reached")
         findings.append(finding)
@@ -308,21 +308,23 @@ class _Quiet:
 def _verify(
     session: Session,
     finding: Finding,
-    issue: Issue,
+    index: int,
     critique: Critique,
     path: str,
     head_text: str,
     current: Evaluation,
     intent: str,
 ) -> Finding:
-    """Ask the reviser for a fix of ``issue`` alone; keep it only if it is gated and shown better."""
-    focused = Critique("revise", critique.summary, (issue,))
+    """Ask the reviser for a fix of issue ``index`` alone (shown the whole critique, that issue marked
+    as the one to fix); keep it only if it is gated and shown better."""
+    issue = critique.issues[index]
     request = session.prompts.reviser(
         {path: head_text},
         intent=intent,
-        critique=focused,
+        critique=critique,
         comparison=current.comparison,
         views=session.views({path: head_text}, current.comparison),
+        fix=(index,),
     )
     try:
         candidate, _ = session.edit(request, {path: head_text}, 1)

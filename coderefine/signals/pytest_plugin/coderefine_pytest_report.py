@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import reprlib
 import signal
 import threading
+import types
 from typing import Any
 
 import pytest
@@ -20,6 +22,10 @@ import pytest
 _REPORT = os.environ.get("PYTEST_CODEREFINE_REPORT", "")
 _TIMEOUT = float(os.environ.get("PYTEST_CODEREFINE_TIMEOUT", "0") or 0)
 _MAX_TEXT = 2000
+_MAX_LOCALS = 8
+_MAX_REPR = 300
+# Failed asserts whose frame pytest did not rewrite, by (nodeid, phase): their local values.
+_LOCALS: dict[tuple[str, str], list[list[str]]] = {}
 
 
 class TestTimeoutError(BaseException):
@@ -75,6 +81,61 @@ pytest_runtest_call = pytest.hookimpl(hookwrapper=True)(_phase)
 pytest_runtest_teardown = pytest.hookimpl(hookwrapper=True)(_phase)
 
 
+# A tuple, not ``A | B``: the project's interpreter may be older than 3.10.
+_SKIPPED = (types.ModuleType, types.FunctionType, type)
+
+
+def _short_repr(value: object) -> str:
+    """A bounded repr: containers cut by reprlib (a huge list is never rendered whole), then the text."""
+    shorter = reprlib.Repr()
+    shorter.maxstring = shorter.maxother = _MAX_REPR
+    shorter.maxlist = shorter.maxtuple = shorter.maxdict = shorter.maxset = 10
+    shorter.maxlevel = 3
+    try:
+        text = shorter.repr(value)
+    except Exception as exc:  # a broken __repr__ of the code under test
+        text = f"<repr failed: {type(exc).__name__}>"
+    return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
+
+
+def _plain_assert_locals(excinfo: Any) -> list[list[str]]:
+    """The local values of the frame where an assert failed that pytest did not rewrite (a helper such
+    as ``assert_equal(expected, result)`` in a module that is no test file): pytest shows the values of
+    a rewritten assert, and of this one nothing but ``AssertionError``."""
+    if excinfo is None or not isinstance(excinfo.value, AssertionError):
+        return []
+    tb = excinfo.tb
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return []
+    names = tb.tb_frame.f_locals
+    if any(name.startswith("@py_assert") for name in names) or str(excinfo.value).startswith("assert "):
+        return []  # rewritten: pytest's own message has the values
+    values = []
+    for name, value in list(names.items()):
+        if name.startswith("__") or isinstance(value, _SKIPPED):
+            continue
+        values.append([name, _short_repr(value)])
+        if len(values) >= _MAX_LOCALS:
+            break
+    return values
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
+    # The project's interpreter may be older than coderefine's: no syntax newer than Python 3.7 here.
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and call.excinfo is not None:
+        try:
+            values = _plain_assert_locals(call.excinfo)
+        except Exception:  # never let the report of a failure fail
+            values = []
+        if values:
+            _LOCALS[(report.nodeid, report.when)] = values
+
+
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
     _write({"event": "start", "nodeid": nodeid, "file": location[0], "line": location[1]})
 
@@ -109,6 +170,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.failed:
         event.update(_crash(report))
         event["text"] = report.longreprtext[-_MAX_TEXT:]
+        values = _LOCALS.pop((report.nodeid, report.when), None)
+        if values:
+            event["locals"] = values
     _write(event)
 
 

@@ -110,6 +110,28 @@ def test_findings_signals_and_verified_suggestions(feature_repo: Path) -> None:
     assert report.reviewed == ("pkg/mod.py",)
 
 
+def sent_critique(request: object) -> dict[str, object]:
+    """The critique a reviser request carries, read back from its fence."""
+    text = request.messages[0].text  # type: ignore[attr-defined]
+    body = text.split("<<<DATA kind=critique", 1)[1].split(">>>\n", 1)[1].split("\n<<<END DATA", 1)[0]
+    data: dict[str, object] = json.loads(body)
+    return data
+
+
+def test_each_fix_is_asked_with_the_whole_critique_and_its_issue_marked(feature_repo: Path) -> None:
+    model = standard_model()
+    review(feature_repo, model)
+    revisers = [r for r in model.history if r.role == "reviser"]
+    assert len(revisers) == 3
+    for number, request in enumerate(revisers):
+        critique = sent_critique(request)
+        issues = critique["issues"]
+        assert isinstance(issues, list) and len(issues) == 3  # every issue, as the summary describes
+        assert [i["fix_in_this_call"] for i in issues] == [i == number for i in range(3)]
+        assert critique["summary"] == "add is wrong"
+        assert 'marked "fix_in_this_call": true, and only those' in request.messages[0].text
+
+
 def test_inline_only_inside_the_right_side_of_the_diff(feature_repo: Path) -> None:
     report = review(feature_repo, standard_model())
     for finding in report.findings:
