@@ -23,13 +23,19 @@ ABOUT = {
     "tabulate": ("MIT", "one 2,700-line module (table formatting), many small helpers and format tables"),
     "humanize": ("MIT", "a src-layout package of 100-600-line modules, time and number wording, freezegun"),
     "inflection": ("MIT", "one 400-line module of regex-driven word functions, heavily parametrized tests"),
+    "boltons": ("BSD-3-Clause", "release suites: 30 independent utility modules (strings, lists, URLs...)"),
+    "more-itertools": ("MIT", "release suites: two large modules of iterator recipes, doctested"),
+    "python-slugify": ("MIT", "release suites: one module turning text into URL slugs, with a CLI"),
+    "cachetools": ("MIT", "release suites: a src-layout package of cache classes and memoizing decorators"),
 }
 
 
 def main(folders: list[str]) -> int:
-    libraries = []
+    libraries: list[dict[str, object]] = []
+    kept: list[list[dict[str, object]]] = []
     for folder in folders:
         library, tasks = load_suite(Path(folder))
+        kept.append([record(t) for t in tasks])
         name = str(library["name"])
         licence, style = ABOUT.get(name, (str(library.get("licence", "")), ""))
         libraries.append(
@@ -42,15 +48,19 @@ def main(folders: list[str]) -> int:
                 "seed": library["seed"],
                 "tasks": library.get("requested", len(tasks)),
                 "baseline_tests": library["tests"],
-                "records": [record(t) for t in tasks],
+                "records": kept[-1],
             }
         )
+        if library.get("upgrade_to"):
+            libraries[-1]["upgrade_to"] = library["upgrade_to"]
+            libraries[-1]["fail_to_pass"] = library["fail_to_pass"]
+            libraries[-1]["pass_to_pass"] = library["pass_to_pass"]
     data = {
         "about": "Pinned libraries and the tasks built from them; the code is built on first use.",
         "libraries": libraries,
     }
     MANIFEST.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    total = sum(len(lib["records"]) for lib in libraries)
+    total = sum(len(records) for records in kept)
     print(f"wrote {MANIFEST}: {total} tasks over {len(libraries)} libraries")
     return 0
 

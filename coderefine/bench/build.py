@@ -48,11 +48,12 @@ class Source:
     licence: str = ""
     disguise: bool = False  # rename private names and locals, reorder definitions (``--disguise``)
     upgrade_to: str = ""  # a release suite: the changes from ``requirement``'s version to this one
+    old_path: Path | None = None  # a release suite from two checkouts: ``path`` is the new release
 
     @property
     def label(self) -> str:
         if self.upgrade_to:
-            return f"{self.requirement} -> {self.upgrade_to}"
+            return f"{self.requirement or self.old_path} -> {self.upgrade_to}"
         return self.requirement or str(self.path)
 
 
@@ -94,11 +95,13 @@ def _build(
     if source.path is not None:
         if not source.path.is_dir():
             raise UsageError(f"--from {source.path}: not a folder")
-        if source.upgrade_to:
+        if source.upgrade_to and source.old_path is None:
             raise UsageError("--upgrade-to needs NAME==VERSION (two releases from the index), not --from")
         progress(f"{label}: copying the checkout")
         tree = copy_tree(source.path, folder / "source")
         shutil.rmtree(tree / ".git", ignore_errors=True)
+        if source.old_path is not None:
+            copy_tree(source.old_path, folder / "old")
         own = source.path / ".venv" / "bin" / "python"
         python = str(own.resolve()) if own.exists() else sys.executable
         stored_python = python

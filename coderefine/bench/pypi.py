@@ -38,9 +38,11 @@ def releases(name: str, fetch: Fetch = fetch_json) -> list[Release]:
     and yanked releases left out)."""
     data = fetch(f"{INDEX}/{name}/json")
     found = []
+    listed = data.get("releases") if isinstance(data, dict) else None
+    if not isinstance(listed, dict):
+        raise UsageError(f"{name}: PyPI's answer is not the JSON API's (no releases)")
     try:
-        assert isinstance(data, dict)
-        for version, files in data["releases"].items():
+        for version, files in listed.items():
             if not re.fullmatch(r"\d+(\.\d+)*(\.post\d+)?", version):
                 continue
             times = [
@@ -50,7 +52,7 @@ def releases(name: str, fetch: Fetch = fetch_json) -> list[Release]:
             ]
             if times:
                 found.append(Release(version, _parse(min(times))))
-    except (AssertionError, KeyError, TypeError, ValueError) as exc:
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise UsageError(f"{name}: PyPI's answer is not the JSON API's ({exc})") from exc
     if not found:
         raise UsageError(f"{name}: PyPI lists no release with a source distribution; check the name")

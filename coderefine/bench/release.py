@@ -58,7 +58,12 @@ def changed_modules(old_tree: Path, tree: Path, modules: Sequence[str]) -> dict[
             continue
         old, new = before.read_text("utf-8", errors="replace"), (tree / path).read_text("utf-8")
         if old != new and _compiles(old):
-            found[path] = (old, new)
+            # Both end in a newline (the line numbers stay): an edit block cannot say "no newline at
+            # the end of the file", so the oracle could not put a file without one back.
+            if not new.endswith("\n"):
+                new += "\n"
+                (tree / path).write_text(new, "utf-8")
+            found[path] = (old if old.endswith("\n") else old + "\n", new)
     return found
 
 
@@ -279,10 +284,11 @@ def release_intent(
         name = test_function(nodeid).rsplit("::", 1)[-1]
         if name in {d[0] for d in described}:
             continue
-        described.append((name, relative(run.message(nodeid), tree)))
+        message = relative(run.message(nodeid), tree).replace("Use -v to get more diff", "")
+        described.append((name, cut(message, 160)))
     parts = [f"`{n}` ({m})" if m else f"`{n}`" for n, m in described[:4]]
     return cut(
-        f"Users expect what these tests check, and {where} does not do it yet: "
+        f"Users expect what these tests check, and the code in {where} does not do it yet: "
         + "; ".join(parts)
         + ". Change the code so that they pass, without changing the tests."
     )
@@ -353,7 +359,8 @@ def changelog_entry(text: str, version: str) -> list[str]:
             items.append(plain)
         else:
             items[-1] += " " + plain
-    return [i if i.endswith((".", "!", "?")) else i + "." for i in items]
+    items = [i.strip(" ,;") for i in items]
+    return [i if i.endswith((".", "!", "?")) else i + "." for i in items if i]
 
 
 def _heading(lines: Sequence[str], i: int) -> bool:
@@ -375,9 +382,9 @@ def _plain(text: str) -> str:
     text = re.sub(r"`([^`<]*)\s*<[^>]*>`_*", r"\1", text)  # `text <url>`_
     text = re.sub(r"https?://\S+", "", text)
     text = re.sub(r":\w+:`~?([^`]*)`", r"\1", text)  # :func:`name`
-    text = re.sub(r"\(?(?:#|gh-|GH-)\d+\)?,?", "", text)  # issue numbers
-    text = text.replace("``", "`").replace("**", "")
-    return " ".join(text.split()).strip(" ,;")
+    text = re.sub(r"\(?\s*(?:#|gh-|GH-)\d+\s*\)?,?", "", text)  # issue numbers
+    text = re.sub(r"\(\s*\)", "", text.replace("``", "`").replace("**", ""))
+    return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(text.split()))
 
 
 def relative(message: str, tree: Path) -> str:

@@ -99,7 +99,7 @@ def load_bench_tasks(
             tasks += built
             if differing:
                 notes.append(
-                    f"{library.requirement}: {len(differing)} tasks were built differently from the "
+                    f"{library.label}: {len(differing)} tasks were built differently from the "
                     "manifest (another pytest or ruff version?); the figures are not comparable with "
                     "published ones"
                 )

@@ -151,7 +151,9 @@ def test_make_suite_builds_bug_and_feature_tasks(suite: Path) -> None:
             assert "NotImplementedError" in task.edits[0].changed
         elif task.kind == "feature-tests":
             # The spec is in the tests: no docstring left, and the intent names only function and file.
-            assert task.intent == f"Implement `{task.function}` in {task.path} so that the project's tests pass."
+            assert (
+                task.intent == f"Implement `{task.function}` in {task.path} so that the project's tests pass."
+            )
             assert '"""' not in task.edits[0].changed and '"""' in task.edits[0].clean
             assert "NotImplementedError" in task.edits[0].changed
             assert task.function not in {t.function for t in tasks if t.kind == "feature"}
