@@ -359,6 +359,8 @@ def changelog_entry(text: str, version: str) -> list[str]:
             items.append(plain)
         else:
             items[-1] += " " + plain
+    # An item cut off in a parenthesis (a credit wrapped to a line that was dropped) ends before it.
+    items = [i[: i.rfind("(")] if i.count("(") > i.count(")") else i for i in items]
     items = [i.strip(" ,;") for i in items]
     return [i if i.endswith((".", "!", "?")) else i + "." for i in items if i]
 
