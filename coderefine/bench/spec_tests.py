@@ -83,8 +83,9 @@ def spec_intent(function: str, path: str, clean: str) -> str:
 def annotated_signature(function: str) -> str:
     """``def name(x: int) -> str`` of the first definition in ``function`` when any of its parameters
     or its return is annotated; empty otherwise."""
+    text = _dedent(function)
     try:
-        module = ast.parse(_dedent(function))
+        module = ast.parse(text)
     except SyntaxError:
         return ""
     node = next((n for n in module.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)), None)
@@ -94,16 +95,11 @@ def annotated_signature(function: str) -> str:
     every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
     if node.returns is None and not any(a is not None and a.annotation is not None for a in every):
         return ""
-    bare = replace_body(node)
-    return ast.unparse(bare).splitlines()[0].rstrip(":").strip()
-
-
-def replace_body(node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.stmt:
-    copy = ast.parse(ast.unparse(node)).body[0]
-    assert isinstance(copy, ast.FunctionDef | ast.AsyncFunctionDef)
-    copy.decorator_list = []
-    copy.body = [ast.Expr(ast.Constant(...))]
-    return copy
+    # As its author wrote it: the lines from ``def`` to the body, joined.
+    lines = text.splitlines()[node.lineno - 1 : node.body[0].lineno - 1]
+    written = " ".join(" ".join(lines).split()).removesuffix(":")
+    written = written.replace("( ", "(").replace(", )", ")").replace(",)", ")")
+    return written or ast.unparse(node).splitlines()[0].removesuffix(":")
 
 
 def _dedent(text: str) -> str:
