@@ -33,10 +33,10 @@ def fetch_json(url: str) -> object:
         raise UsageError(f"cannot read {url} ({exc}); check that pypi.org can be reached") from exc
 
 
-def releases(name: str, fetch: Fetch = fetch_json) -> list[Release]:
+def releases(name: str, fetch: Fetch | None = None) -> list[Release]:
     """The final releases of ``name`` that have a source distribution, oldest upload first (pre-releases
-    and yanked releases left out)."""
-    data = fetch(f"{INDEX}/{name}/json")
+    and yanked releases left out). ``fetch`` reads a URL's JSON (default: ``fetch_json``)."""
+    data = (fetch or fetch_json)(f"{INDEX}/{name}/json")
     found = []
     listed = data.get("releases") if isinstance(data, dict) else None
     if not isinstance(listed, dict):
@@ -59,7 +59,7 @@ def releases(name: str, fetch: Fetch = fetch_json) -> list[Release]:
     return sorted(found, key=lambda r: r.uploaded)
 
 
-def pairs_after(name: str, after: date, fetch: Fetch = fetch_json) -> list[tuple[str, str]]:
+def pairs_after(name: str, after: date, fetch: Fetch | None = None) -> list[tuple[str, str]]:
     """Each release uploaded after ``after`` with the release before it: (OLD, NEW), oldest first."""
     known = releases(name, fetch)
     return [
@@ -67,7 +67,7 @@ def pairs_after(name: str, after: date, fetch: Fetch = fetch_json) -> list[tuple
     ]
 
 
-def released(name: str, version: str, fetch: Fetch = fetch_json) -> datetime:
+def released(name: str, version: str, fetch: Fetch | None = None) -> datetime:
     """When ``version`` of ``name`` was uploaded (its source distribution)."""
     for release in releases(name, fetch):
         if release.version == version:

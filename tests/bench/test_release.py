@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from coderefine.bench import pypi
 from coderefine.bench.build import Source, make_suite
 from coderefine.bench.harness import run_bench
 from coderefine.bench.models import DoNothingModel, OracleModel
@@ -21,6 +22,7 @@ from coderefine.bench.summary import summary
 from coderefine.config import Settings
 from coderefine.errors import UsageError
 from coderefine.runner import SubprocessRunner
+from tests.bench.test_command import run
 
 ENV = {"PATH": os.environ["PATH"]}
 
@@ -326,3 +328,29 @@ def test_a_release_suite_needs_two_releases(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="--upgrade-to needs NAME==VERSION"):
         make_suite(Source(path=new, upgrade_to="2"), tmp_path / "suite", SubprocessRunner(), ENV)
     assert not (tmp_path / "suite").exists()
+
+
+def test_released_after_refuses_an_older_pair_and_names_the_dates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    index = _index({"1.0": [("sdist", "2025-01-02T10:00:00Z")], "1.1": [("sdist", "2025-06-02T10:00:00Z")]})
+    monkeypatch.setattr(pypi, "fetch_json", lambda url: index)
+    out = str(tmp_path / "s")
+    argv = [
+        "bench",
+        "make-suite",
+        "lib==1.0",
+        "--upgrade-to",
+        "1.1",
+        "--released-after",
+        "2025-07-01",
+        "-o",
+        out,
+    ]
+    assert run(argv)[0] == 2
+    assert "lib==1.1 was released on 2025-06-02, not after 2025-07-01" in capsys.readouterr().err
+    assert run(["bench", "make-suite", "lib", "--released-after", "2025-07-01", "-o", out])[0] == 2
+    assert "no release after 2025-07-01" in capsys.readouterr().err
+    assert run(["bench", "make-suite", "lib", "--released-after", "July", "-o", out])[0] == 2
+    assert "give a date as YYYY-MM-DD" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()
