@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from coderefine.bench.builder import MUTANT_RUN_TIMEOUT, MUTANT_TEST_TIMEOUT, SLOW_RETRY, Builder
-from coderefine.bench.library import SuiteRun, run_suite
+from coderefine.bench.builder import SLOW_RETRY, Builder
+from coderefine.bench.library import SUITE_TIMEOUT, TEST_TIMEOUT, SuiteRun, run_suite
 from coderefine.bench.suite import RELEASE_KIND, Edit, LibraryTask, differing_lines, test_function
 from coderefine.errors import UsageError
 
@@ -221,6 +221,8 @@ def _run(builder: Builder, only: tuple[str, ...] | None, slack: int, whole: bool
     if whole:
         python, tree, skip = builder.python, builder.tree, builder.deselect
         return run_suite(python, tree, builder.runner, builder.environ, deselect=skip, extra=extra)
+    # A release has a run per change, not per mutant: the baseline's limits, so that a loaded machine
+    # does not decide which changes become tasks (a mutant's 30-second limit left one out at load 12).
     return run_suite(
         builder.python,
         builder.tree,
@@ -228,8 +230,8 @@ def _run(builder: Builder, only: tuple[str, ...] | None, slack: int, whole: bool
         builder.environ,
         only=only,
         deselect=builder.deselect,
-        timeout=MUTANT_RUN_TIMEOUT * (2 if slack > 1 else 1),
-        test_timeout=MUTANT_TEST_TIMEOUT * slack,
+        timeout=SUITE_TIMEOUT * (2 if slack > 1 else 1),
+        test_timeout=TEST_TIMEOUT * slack,
         warm=builder.warm,
         extra=extra,
     )
