@@ -5,6 +5,7 @@
         --requires pytest==9.2.0,freezegun==1.5.5,coverage==7.17.5 -o suites/humanize
     coderefine bench make-suite inflection==0.5.1 --tasks 24 --seed 1 -o suites/inflection
     python benchmarks/suite_manifest.py suites/tabulate suites/humanize suites/inflection
+    python benchmarks/suite_manifest.py --keep suites/boltons-26.2.0   # replace or add only these
 
 The manifest keeps each library's pin, licence, test dependencies and build settings, and each task's
 record (kind, shape, strength, mutation, file, function, line, test split): never the library's code.
@@ -23,13 +24,21 @@ ABOUT = {
     "tabulate": ("MIT", "one 2,700-line module (table formatting), many small helpers and format tables"),
     "humanize": ("MIT", "a src-layout package of 100-600-line modules, time and number wording, freezegun"),
     "inflection": ("MIT", "one 400-line module of regex-driven word functions, heavily parametrized tests"),
+    "boltons": ("BSD-3-Clause", "release suites: 30 independent utility modules (strings, lists, URLs...)"),
+    "more-itertools": ("MIT", "release suites: two large modules of iterator recipes, doctested"),
+    "python-slugify": ("MIT", "release suites: one module turning text into URL slugs, with a CLI"),
+    "cachetools": ("MIT", "release suites: a src-layout package of cache classes and memoizing decorators"),
 }
 
 
 def main(folders: list[str]) -> int:
-    libraries = []
+    keep = "--keep" in folders
+    folders = [f for f in folders if f != "--keep"]
+    libraries: list[dict[str, object]] = []
+    kept: list[list[dict[str, object]]] = []
     for folder in folders:
         library, tasks = load_suite(Path(folder))
+        kept.append([record(t) for t in tasks])
         name = str(library["name"])
         licence, style = ABOUT.get(name, (str(library.get("licence", "")), ""))
         libraries.append(
@@ -42,15 +51,29 @@ def main(folders: list[str]) -> int:
                 "seed": library["seed"],
                 "tasks": library.get("requested", len(tasks)),
                 "baseline_tests": library["tests"],
-                "records": [record(t) for t in tasks],
+                "records": kept[-1],
             }
         )
+        if library.get("upgrade_to"):
+            libraries[-1]["upgrade_to"] = library["upgrade_to"]
+            libraries[-1]["fail_to_pass"] = library["fail_to_pass"]
+            libraries[-1]["pass_to_pass"] = library["pass_to_pass"]
+    if keep:
+        # The manifest's other suites stay as they are, in their place; the built ones replace theirs.
+        def key(row: dict[str, object]) -> tuple[object, ...]:
+            return row["name"], row["version"], row.get("upgrade_to", "")
+
+        built = {key(row): row for row in libraries}
+        shipped = json.loads(MANIFEST.read_text(encoding="utf-8"))["libraries"]
+        kept.extend(row["records"] for row in shipped if key(row) not in built)
+        merged = [built.pop(key(row), row) for row in shipped]
+        libraries = merged + list(built.values())
     data = {
         "about": "Pinned libraries and the tasks built from them; the code is built on first use.",
         "libraries": libraries,
     }
     MANIFEST.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    total = sum(len(lib["records"]) for lib in libraries)
+    total = sum(len(records) for records in kept)
     print(f"wrote {MANIFEST}: {total} tasks over {len(libraries)} libraries")
     return 0
 

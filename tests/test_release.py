@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from coderefine import __version__
+from coderefine.version import __version__
 from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
 
 ROOT = Path(__file__).resolve().parents[1]

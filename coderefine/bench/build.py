@@ -29,6 +29,7 @@ from coderefine.bench.library import (
     run_suite,
     unpack,
 )
+from coderefine.bench.release import changed_modules, release_tasks
 from coderefine.bench.suite import LibraryTask, write_suite
 from coderefine.errors import UsageError
 from coderefine.project.runner import Runner
@@ -46,9 +47,13 @@ class Source:
     requires: tuple[str, ...] = ("pytest",)
     licence: str = ""
     disguise: bool = False  # rename private names and locals, reorder definitions (``--disguise``)
+    upgrade_to: str = ""  # a release suite: the changes from ``requirement``'s version to this one
+    old_path: Path | None = None  # a release suite from two checkouts: ``path`` is the new release
 
     @property
     def label(self) -> str:
+        if self.upgrade_to:
+            return f"{self.requirement or self.old_path} -> {self.upgrade_to}"
         return self.requirement or str(self.path)
 
 
@@ -90,9 +95,13 @@ def _build(
     if source.path is not None:
         if not source.path.is_dir():
             raise UsageError(f"--from {source.path}: not a folder")
+        if source.upgrade_to and source.old_path is None:
+            raise UsageError("--upgrade-to needs NAME==VERSION (two releases from the index), not --from")
         progress(f"{label}: copying the checkout")
         tree = copy_tree(source.path, folder / "source")
         shutil.rmtree(tree / ".git", ignore_errors=True)
+        if source.old_path is not None:
+            copy_tree(source.old_path, folder / "old")
         own = source.path / ".venv" / "bin" / "python"
         python = str(own.resolve()) if own.exists() else sys.executable
         stored_python = python
@@ -102,12 +111,11 @@ def _build(
         if not name or not version:
             raise UsageError(f"{source.requirement!r}: give NAME==VERSION (a pinned version)")
         progress(f"{label}: downloading the source distribution")
-        downloads = folder / "download"
-        downloads.mkdir()
-        archive = download_sdist(source.requirement, downloads, runner)
-        tree = unpack(archive, folder / "unpacked", label).rename(folder / "source")
-        shutil.rmtree(downloads)
-        shutil.rmtree(folder / "unpacked")
+        # A release suite's source is the new release; the old one is kept beside it while building.
+        wanted = f"{name}=={source.upgrade_to}" if source.upgrade_to else source.requirement
+        tree = _fetch(wanted, folder, "source", runner, label)
+        if source.upgrade_to:
+            _fetch(source.requirement, folder, "old", runner, label)
         progress(f"{label}: installing its test dependencies ({', '.join(source.requires)})")
         python = make_venv(folder / "venv", source.requires, runner, label)
         stored_python = str(Path(python).relative_to(folder))
@@ -127,10 +135,30 @@ def _build(
     # Every candidate's run forks from one process that has imported pytest: on a suite that runs in a
     # second, the interpreter's start and pytest's import were most of each run.
     warm = WarmPytest(python, environ, top_level_names(_python_files(tree))) if hasattr(os, "fork") else None
+    extra: dict[str, object] = {}
     try:
         rng = random.Random(seed)
         builder = Builder(label, tree, python, runner, environ, deselect, rng, progress, coverage, warm)
-        found = builder.tasks(name, count)
+        if source.upgrade_to:
+            changed = changed_modules(folder / "old", tree, builder.modules())
+            built = release_tasks(builder, name, source.upgrade_to, changed, baseline, count)
+            found = built.tasks
+            extra = {
+                "upgrade_to": source.upgrade_to,
+                "changed_files": built.changed_files,
+                "fail_to_pass": built.fail_to_pass,
+                "pass_to_pass": built.pass_to_pass,
+                # A release task's project keeps only its visible tests: the others are these, less them.
+                "passing": sorted(baseline.passed()),
+            }
+            shutil.rmtree(folder / "old")
+            if not found:
+                raise UsageError(
+                    f"{label}: no change between the releases is noticed by the new tests (fail-to-pass "
+                    f"tests: {built.fail_to_pass}); choose another pair of versions"
+                )
+        else:
+            found = builder.tasks(name, count)
     finally:
         if warm is not None:
             warm.close()
@@ -145,10 +173,22 @@ def _build(
         "requested": count,
         "tests": len(baseline.passed()),
         "disguise": disguised,
+        **extra,
     }
     write_suite(folder, library, found)
     progress(f"{label}: {len(found)} tasks ({_counts(found)})")
     return found
+
+
+def _fetch(requirement: str, folder: Path, into: str, runner: Runner, label: str) -> Path:
+    """``requirement``'s source distribution unpacked as ``folder/into``."""
+    downloads = folder / f"download-{into}"
+    downloads.mkdir()
+    archive = download_sdist(requirement, downloads, runner)
+    tree = unpack(archive, folder / f"unpacked-{into}", label).rename(folder / into)
+    shutil.rmtree(downloads)
+    shutil.rmtree(folder / f"unpacked-{into}")
+    return tree
 
 
 def _python_files(tree: Path) -> list[str]:

@@ -15,6 +15,7 @@ from coderefine.bench.intents import STRENGTHS, bug_intent, clean_twins
 from coderefine.bench.library import Coverage, SuiteRun, run_suite
 from coderefine.bench.mutate import FunctionInfo, Site, apply, function_text, remove_body, sites
 from coderefine.bench.reviews import review_pairs, review_tasks
+from coderefine.bench.spec_tests import spec_test_tasks
 from coderefine.bench.suite import Edit, LibraryTask, differing_lines, test_function
 from coderefine.errors import ToolError, UsageError
 from coderefine.project.runner import Runner
@@ -134,8 +135,10 @@ class Builder:
         for path, info, text, run in feature_tasks:
             found.append(self.feature_task(name, len(found), texts[path], text, path, info, run))
         found += clean_twins(found, count)
-        # Last, so that adding review tasks left every earlier task (and the seed's draws) as it was.
-        return found + review_tasks(self, name, found, texts, review_pairs(count))
+        # Last, so that adding review tasks left every earlier task (and the seed's draws) as it was; and
+        # the feature-tests tasks after them, for the same reason.
+        found += review_tasks(self, name, found, texts, review_pairs(count))
+        return found + spec_test_tasks(self, name, texts, found, count)
 
     def mutants(self, texts: Mapping[str, str], want: int) -> list[tuple[str, Site, SuiteRun]]:
         by_operator: dict[str, list[tuple[str, Site]]] = {}

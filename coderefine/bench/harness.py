@@ -81,6 +81,7 @@ class TaskResult:
     fixes_tried: int = 0
     verified: int = 0
     verified_fixing: int = 0
+    files: int = 1  # the files the task's change spans (a release task may span several)
 
     @property
     def fixed(self) -> bool:
@@ -135,9 +136,10 @@ def run_task(
     start = clock()
     with tempfile.TemporaryDirectory(prefix="coderefine-bench-") as scratch:
         folder = task.materialise(Path(scratch) / "task")
-        original = (folder / task.path).read_text("utf-8")
-        before = task.passes(original, Path(scratch), runner, environ)
-        change = from_worktree([Path(task.path)], cwd=folder, repo=None, max_bytes=4 << 20)
+        paths = tuple(getattr(task, "paths", ()) or (task.path,))  # a release task may change several
+        originals = {p: (folder / p).read_text("utf-8") for p in paths}
+        before = task.passes(_scored(task, originals), Path(scratch), runner, environ)
+        change = from_worktree([Path(p) for p in paths], cwd=folder, repo=None, max_bytes=4 << 20)
         # Correctness is what is scored: lint warnings of the original code (HumanEval's "l" names) do
         # not block a pass; failing example tests and syntax errors do.
         run_settings = dataclasses.replace(
@@ -166,10 +168,10 @@ def run_task(
                     use_critic=strategy.critic,
                     retry_worse=strategy.retry_worse,
                 )
-            final = result.final[task.path]
+            finals = {p: result.final.get(p, originals[p]) for p in paths}
         except ModelError as exc:
-            error, final, result = str(exc), original, None
-        after = task.passes(final, Path(scratch), runner, environ)
+            error, finals, result = str(exc), originals, None
+        after = task.passes(_scored(task, finals), Path(scratch), runner, environ)
     usage = result.total_usage if result is not None else None
     return TaskResult(
         task_id=task.task_id,
@@ -194,8 +196,9 @@ def run_task(
         shape=task.shape,
         strength=task.strength,
         mutation=task.mutation,
-        changed=final != original,
-        lines_changed=lines_changed(original, final),
+        changed=finals != originals,
+        lines_changed=sum(lines_changed(originals[p], finals[p]) for p in paths),
+        files=len(paths),
         models=tuple(
             {"role": c.role, "model": c.model, "tokens": c.usage.total, "cost": c.cost}
             for c in result.charges
@@ -203,6 +206,11 @@ def run_task(
         if result
         else (),
     )
+
+
+def _scored(task: BenchTask, texts: Mapping[str, str]) -> Any:
+    """What ``task.passes`` scores: the one file's text, or every file's for a task of several."""
+    return texts[task.path] if len(texts) == 1 else texts
 
 
 def _review_result(

@@ -192,6 +192,7 @@ def run_suite(
     timeout: float = SUITE_TIMEOUT,
     test_timeout: float = TEST_TIMEOUT,
     warm: WarmPytest | None = None,
+    extra: Sequence[str] = (),
 ) -> SuiteRun:
     """Run the tests of ``tree`` (all, or ``tests``; of those, only the node ids ``only``) with
     ``python``; one outcome per test. ``warm`` runs them in a fork of a server that has imported pytest
@@ -202,7 +203,7 @@ def run_suite(
     with tempfile.TemporaryDirectory(prefix="coderefine-suite-") as scratch:
         report = Path(scratch) / "report.jsonl"
         args = ["-p", PLUGIN, "-p", "no:cacheprovider", "-q", "-o", "addopts="]
-        args += ["--tb=short", "-rN"] + (["-x"] if stop_first else [])
+        args += ["--tb=short", "-rN"] + (["-x"] if stop_first else []) + list(extra)
         args += [f"--deselect={nodeid}" for nodeid in deselect]
         env = _env(tree, report, environ, test_timeout)
         if only is not None:

@@ -1,9 +1,10 @@
 """The shipped suites: a manifest of pinned libraries and their tasks, never the code itself.
 
-Each library's suite is built on first use with ``make_suite`` (its seed and task count come from the
-manifest) and cached under the results folder. The built tasks are compared with the manifest's records,
-so a build that came out differently (another pytest or ruff changed what is kept) is reported, not
-silently used as if it were the published suite.
+Each library's suite (or a release suite: the changes between two of its releases) is built on first
+use with ``make_suite`` (its seed and task count come from the manifest) and cached under the results
+folder. The built tasks are compared with the manifest's records, so a build that came out differently
+(another pytest or ruff changed what is kept) is reported, not silently used as if it were the published
+suite.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Library:
     seed: int
     style: str
     records: tuple[dict[str, object], ...]
+    upgrade_to: str = ""  # a release suite: the changes from ``version`` to this release
 
     @property
     def requirement(self) -> str:
@@ -39,7 +41,12 @@ class Library:
 
     @property
     def folder_name(self) -> str:
-        return f"{self.name}-{self.version}-seed{self.seed}-n{self.tasks}"
+        upgrade = f"-to-{self.upgrade_to}" if self.upgrade_to else ""
+        return f"{self.name}-{self.version}{upgrade}-seed{self.seed}-n{self.tasks}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.requirement} -> {self.upgrade_to}" if self.upgrade_to else self.requirement
 
 
 def load_manifest(path: Path = MANIFEST) -> list[Library]:
@@ -55,6 +62,7 @@ def load_manifest(path: Path = MANIFEST) -> list[Library]:
                 int(row["seed"]),
                 str(row.get("style", "")),
                 tuple(row.get("records", ())),
+                str(row.get("upgrade_to", "")),
             )
             for row in data["libraries"]
         ]
@@ -67,6 +75,8 @@ def record(task: LibraryTask) -> dict[str, object]:
     row: dict[str, object] = {name: getattr(task, name) for name in RECORD_FIELDS}
     row["visible"] = list(task.visible)
     row["hidden"] = list(task.hidden)
+    if task.files:
+        row["files"] = list(task.files)
     return row
 
 
@@ -80,7 +90,12 @@ def library_suite(
     """The library's tasks, built into ``cache`` if not there yet, and the differences from the manifest."""
     folder = cache / library.folder_name
     if not (folder / SUITE_FILE).exists():
-        source = Source(requirement=library.requirement, requires=library.requires, licence=library.licence)
+        source = Source(
+            requirement=library.requirement,
+            requires=library.requires,
+            licence=library.licence,
+            upgrade_to=library.upgrade_to,
+        )
         make_suite(source, folder, runner, environ, tasks=library.tasks, seed=library.seed, progress=progress)
     _, tasks = load_suite(folder)
     return tasks, differences(library, tasks)

@@ -8,7 +8,7 @@ import difflib
 import re
 from typing import Protocol
 
-from coderefine.bench.suite import REVIEW_KINDS
+from coderefine.bench.suite import RELEASE_KIND, REVIEW_KINDS
 from coderefine.models.base import ModelReply, ModelRequest, Usage
 
 
@@ -28,24 +28,35 @@ class OracleModel:
 
     def __init__(self, task: _Known) -> None:
         self._task = task
-        self._start: str | None = None
+        self._starts: dict[str, str] = {}
 
-    def _start_text(self) -> str:
+    def _start_text(self, path: str = "") -> str:
         """The file the task starts from; empty when the task cannot say (a HumanEvalFix task, whose
         file is small and always shown whole)."""
-        if self._start is None:
+        path = path or self._task.path
+        if path not in self._starts:
             start_text = getattr(self._task, "start_text", None)
             clean_module = getattr(self._task, "clean_module", None)
-            self._start = ""
+            self._starts[path] = ""
             if callable(start_text) and callable(clean_module):
                 with contextlib.suppress(OSError, ValueError):
-                    self._start = str(start_text(clean_module()))
-        return self._start
+                    if path == self._task.path:
+                        self._starts[path] = str(start_text(clean_module()))
+                    else:
+                        self._starts[path] = str(start_text(clean_module(path), path))
+        return self._starts[path]
 
-    def _line_of(self, wrong: str, right: str) -> int:
+    def _changes(self) -> list[tuple[str, str, str]]:
+        """(path, wrong, right) of every edit; a task of one file gives its own path to each."""
+        changes = getattr(self._task, "oracle_changes", None)
+        if callable(changes):
+            return [(str(p), str(a), str(b)) for p, a, b in changes()]
+        return [(self._task.path, a, b) for a, b in self._task.oracle_edits()]
+
+    def _line_of(self, wrong: str, right: str, path: str = "") -> int:
         """The line, in the file the task starts from, where ``wrong`` first differs from ``right``: where
         a real critic points, so that a reviser shown only part of a large module sees it."""
-        start = self._start_text()
+        start = self._start_text(path)
         at = start.find(wrong) if start else -1
         if at < 0:
             return 1
@@ -56,11 +67,11 @@ class OracleModel:
                 return first + min(i1, max(len(old) - 1, 0))
         return first
 
-    def _pieces(self, wrong: str, right: str) -> list[tuple[str, str]]:
+    def _pieces(self, wrong: str, right: str, path: str = "") -> list[tuple[str, str]]:
         """The edits that turn ``wrong`` into ``right``: the changed lines with just enough lines around
         them to be unique in the file, as a reviser shown a window of a long function would write them;
         the whole function when the file is not known."""
-        start = self._start_text()
+        start = self._start_text(path)
         if not start or start.count(wrong) != 1:
             return [(wrong, right)]
         return _hunks(wrong, right, start)
@@ -71,32 +82,43 @@ class OracleModel:
 
     def complete(self, request: ModelRequest) -> ModelReply:
         sent = request.prompt_text()
-        edits = [(a, b) for a, b in self._task.oracle_edits() if a.strip() and a != b]
+        kind = getattr(self._task, "kind", "")
+        edits = [(p, a, b) for p, a, b in self._changes() if a.strip() and a != b]
+        if kind == RELEASE_KIND:
+            # A release's change is many hunks over whole files: each hunk is an edit of its own, pointed
+            # at by its own issue, so that a reviser shown excerpts of a long file is shown every one.
+            edits = [(p, x, y) for p, a, b in edits for x, y in self._pieces(a, b, p)]
         # What of each wrong function is in sight: the pieces whose text the request shows.
-        seen = {(a, b): [p for p in self._pieces(a, b) if p[0].strip() in sent] for a, b in edits}
-        wrong = [(a, b) for a, b in edits if seen[(a, b)]]
-        blocks = "".join(_edit(self._task.path, s, r) for a, b in wrong for s, r in seen[(a, b)])
+        seen = {e: [p for p in self._pieces(e[1], e[2], e[0]) if p[0].strip() in sent] for e in edits}
+        wrong = [e for e in edits if seen[e]]
+        blocks = "".join(_edit(e[0], s, r) for e in wrong for s, r in seen[e])
         usage = Usage(len(sent) // 4, 50)
         if request.role == "critic":
             # A large module may be shown in part: a function outside the excerpts is only named in the
             # outline, where a critic that knows the bug would still point (at its line), so that the
-            # reviser is shown it.
-            outlined = [(a, b) for a, b in edits if (a, b) not in wrong and _outlined(a, sent)]
+            # reviser is shown it. A release hunk whose new text is not in sight is pointed at too: the
+            # critic cannot see that it was made.
+            outlined = [
+                e
+                for e in edits
+                if e not in wrong
+                and (_outlined(e[1], sent) or (kind == RELEASE_KIND and e[2].strip() not in sent))
+            ]
             buggy = bool(wrong or outlined)
             issues = []
-            for a, b in wrong + outlined:
+            for path, a, b in wrong + outlined:
                 # The evidence is the faulty line itself, where a real critic would quote (the critique's
                 # line is anchored on it).
                 first = _first_difference(a, b) or next((x.strip() for x in a.splitlines() if x.strip()), "")
-                if getattr(self._task, "kind", "") in REVIEW_KINDS:
+                if kind in REVIEW_KINDS:
                     line = int(getattr(self._task, "line", 1))
                 else:
-                    line = self._line_of(a, b)
+                    line = self._line_of(a, b, path)
                 issues.append(
                     {
                         "title": "bug",
                         "severity": "error",
-                        "path": self._task.path,
+                        "path": path,
                         "line": line,
                         "evidence": first,
                         "suggestion": "use the canonical body",

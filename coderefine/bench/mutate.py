@@ -226,10 +226,11 @@ def apply(source: str, chosen: list[Site]) -> str:
     return source
 
 
-def remove_body(source: str, qualname: str) -> str:
-    """``source`` with the body of ``qualname`` replaced by its docstring and a ``raise``."""
+def remove_body(source: str, qualname: str, *, keep_docstring: bool = True) -> str:
+    """``source`` with the body of ``qualname`` replaced by its docstring (unless not ``keep_docstring``)
+    and a ``raise``."""
     module = cst.parse_module(source)
-    remover = _BodyRemover(qualname)
+    remover = _BodyRemover(qualname, keep_docstring)
     changed = module.visit(remover)
     if not remover.done:
         raise ValueError(f"no function {qualname}")
@@ -237,8 +238,9 @@ def remove_body(source: str, qualname: str) -> str:
 
 
 class _BodyRemover(cst.CSTTransformer):
-    def __init__(self, qualname: str) -> None:
+    def __init__(self, qualname: str, keep_docstring: bool = True) -> None:
         self.qualname = qualname
+        self.keep_docstring = keep_docstring
         self.scope: list[str] = []
         self.done = False
 
@@ -261,7 +263,7 @@ class _BodyRemover(cst.CSTTransformer):
             return updated_node
         self.done = True
         body = list(updated_node.body.body)
-        kept = body[:1] if updated_node.get_docstring() is not None else []
+        kept = body[:1] if self.keep_docstring and updated_node.get_docstring() is not None else []
         stub = cst.SimpleStatementLine([cst.Raise(exc=cst.Name("NotImplementedError"))])
         return updated_node.with_changes(body=updated_node.body.with_changes(body=[*kept, stub]))
 

@@ -26,6 +26,10 @@ FORMAT = 1
 # Review tasks: a pull request rewriting a function, with a mutant inside ("review") or without
 # ("review-clean", the negatives). They run through ``coderefine review``, not the fix loop.
 REVIEW_KINDS = ("review", "review-clean")
+# A release task (``make-suite --upgrade-to``): its project keeps only the visible failing tests; every
+# other test of the new release (the held-back fail-to-pass ones and the whole pass-to-pass suite) is
+# hidden, and scores.
+RELEASE_KIND = "release"
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,7 @@ class Edit:
 
     clean: str
     changed: str
+    path: str = ""  # the file it is in, when not the task's own ``path`` (a release task's other files)
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,8 @@ class LibraryTask:
     module_lines: int = 0
     # A review task's head function as its author meant it: the rewrite without the mutant.
     intended: str = ""
+    # Every file a release task changes, its ``path`` first; empty for a task of one file.
+    files: tuple[str, ...] = ()
     suite: SuiteInfo | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -68,11 +75,21 @@ class LibraryTask:
     def python(self) -> str:
         return self._info().python
 
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return self.files or (self.path,)
+
     def oracle_edits(self) -> list[tuple[str, str]]:
         if self.kind in REVIEW_KINDS:
             # The pull request's rewrite is wanted: only the mutant inside it is a fault.
             return [(e.changed, self.intended) for e in self.edits if e.changed != self.intended]
         return [(e.changed, e.clean) for e in self.edits]
+
+    def oracle_changes(self) -> list[tuple[str, str, str]]:
+        """``oracle_edits`` with the file of each: (path, wrong, right)."""
+        if self.kind in REVIEW_KINDS:
+            return [(self.path, a, b) for a, b in self.oracle_edits()]
+        return [(e.path or self.path, e.changed, e.clean) for e in self.edits]
 
     def mutated_lines(self, clean_module: str) -> frozenset[int]:
         """A review task's head lines that differ from the pull request its author meant (the mutant's
@@ -83,35 +100,59 @@ class LibraryTask:
         meant = head.replace(self.edits[0].changed, self.intended)
         return frozenset(differing_lines(meant, head))
 
-    def start_text(self, clean_module: str) -> str:
+    def start_text(self, clean_module: str, path: str = "") -> str:
+        """The text of ``path`` (default: the task's own file) that the task starts from."""
         text = clean_module
         for edit in self.edits:
+            if (edit.path or self.path) != (path or self.path):
+                continue
             if text.count(edit.clean) != 1:
                 raise UsageError(f"{self.task_id}: the suite's source does not match its task records")
             text = text.replace(edit.clean, edit.changed)
         return text
 
-    def clean_module(self) -> str:
-        return (self._info().source / self.path).read_text("utf-8")
+    def clean_module(self, path: str = "") -> str:
+        return (self._info().source / (path or self.path)).read_text("utf-8")
+
+    def start_texts(self) -> dict[str, str]:
+        """Every file the task changes, as the task starts."""
+        return {p: self.start_text(self.clean_module(p), p) for p in self.paths}
 
     def materialise(self, folder: Path) -> Path:
         info = self._info()
         copy_tree(info.source, folder)
-        module = folder / self.path
-        module.write_text(self.start_text((info.source / self.path).read_text("utf-8")), "utf-8")
-        remove_tests(folder, self.hidden)
+        for path, text in self.start_texts().items():
+            (folder / path).write_text(text, "utf-8")
+        remove_tests(folder, self.hidden_tests())
         marker = folder / "pyproject.toml"
         if not marker.exists():
             # coderefine finds a project's root by its pyproject.toml; an older library has none.
             marker.write_text("# the root of this benchmark task's project\n", "utf-8")
         return folder
 
-    def passes(self, module_text: str, scratch: Path, runner: Runner, environ: Mapping[str, str]) -> bool:
-        """Whether the whole suite (hidden tests included) passes with ``module_text`` as the module."""
+    def hidden_tests(self) -> tuple[str, ...]:
+        """The tests removed from the task's project: the held-back failing ones; for a release task, also
+        every other test whose function no visible test shares: the pass-to-pass suite, and the tests the
+        baseline left out (red on the new release: once the visible tests can be collected again, they
+        would look like failures the candidate brought)."""
+        if self.kind != RELEASE_KIND:
+            return self.hidden
+        shown = {test_function(n) for n in self.visible}
         info = self._info()
+        others = (n for n in (*info.passing, *info.deselect) if test_function(n) not in shown)
+        return tuple(sorted({*self.hidden, *others}))
+
+    def passes(
+        self, module_text: str | Mapping[str, str], scratch: Path, runner: Runner, environ: Mapping[str, str]
+    ) -> bool:
+        """Whether the whole suite (hidden tests included) passes with ``module_text`` as the module (or,
+        for a task of several files, with each file's text of the mapping)."""
+        info = self._info()
+        texts = {self.path: module_text} if isinstance(module_text, str) else dict(module_text)
         tree = copy_tree(info.source, scratch / "score")
         try:
-            (tree / self.path).write_text(module_text, "utf-8")
+            for path, text in texts.items():
+                (tree / path).write_text(text, "utf-8")
             run = run_suite(info.python, tree, runner, environ, deselect=info.deselect)
         finally:
             _rmtree(tree)
@@ -135,6 +176,7 @@ class SuiteInfo:
     version: str
     python: str
     deselect: tuple[str, ...]
+    passing: tuple[str, ...] = ()  # a release suite's baseline: every test green on the new release
 
     @property
     def source(self) -> Path:
@@ -175,13 +217,19 @@ def load_suite(folder: Path) -> tuple[dict[str, object], list[LibraryTask]]:
         if not os.path.isabs(python):
             python = str(folder / python)
         info = SuiteInfo(
-            folder, str(library["name"]), str(library["version"]), python, tuple(library["deselect"])
+            folder,
+            str(library["name"]),
+            str(library["version"]),
+            python,
+            tuple(library["deselect"]),
+            tuple(library.get("passing", ())),
         )
         tasks = []
         for row in data["tasks"]:
             row = dict(row)
             row["edits"] = tuple(Edit(**e) for e in row["edits"])
             row["visible"], row["hidden"] = tuple(row["visible"]), tuple(row["hidden"])
+            row["files"] = tuple(row.get("files", ()))
             tasks.append(LibraryTask(**row, suite=info))
     except (OSError, KeyError, TypeError, ValueError) as exc:
         raise UsageError(

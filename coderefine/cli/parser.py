@@ -228,14 +228,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="Build bug and feature tasks from a real library with a pytest suite: its source "
         "distribution is downloaded with pip into a venv of its own (or --from names a local checkout, "
         "run with the interpreter of its .venv if it has one), its tests run twice for a green baseline, "
-        "and mutants and removed function bodies are kept only when a test notices them. Deterministic "
-        "for a seed; built in a temporary folder and renamed into place when complete.",
+        "and mutants and removed function bodies are kept only when a test notices them. With "
+        "--upgrade-to, release tasks instead: the changes between two releases that the new release's "
+        "tests notice. Deterministic for a seed; built in a temporary folder and renamed into place when "
+        "complete.",
         epilog="examples:\n"
         "  coderefine bench make-suite tabulate==0.9.0 --tasks 60 -o suites/tabulate\n"
-        "  coderefine bench make-suite --from . --tasks 40 -o suites/mine",
+        "  coderefine bench make-suite --from . --tasks 40 -o suites/mine\n"
+        "  coderefine bench make-suite boltons==26.1.0 --upgrade-to 26.2.0 -o suites/boltons-26.2.0\n"
+        "  coderefine bench make-suite boltons --released-after 2026-06-01 -o suites/boltons-recent",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    make_suite.add_argument("requirement", nargs="?", metavar="NAME==VERSION")
+    make_suite.add_argument("requirement", nargs="?", metavar="NAME==VERSION")  # NAME alone: see below
     make_suite.add_argument("--from", dest="from_path", metavar="PATH", help="a local checkout with tests")
     make_suite.add_argument("--tasks", type=int, default=60, metavar="N", help="tasks to make (default 60)")
     make_suite.add_argument("--seed", type=int, default=0, metavar="N", help="the seed (default 0)")
@@ -250,6 +254,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LIST",
         default="pytest",
         help="comma-separated test dependencies for the venv (default: pytest)",
+    )
+    make_suite.add_argument(
+        "--upgrade-to",
+        metavar="NEW",
+        help="release tasks: the changes from NAME==VERSION to this release that NEW's tests notice",
+    )
+    make_suite.add_argument(
+        "--released-after",
+        metavar="DATE",
+        help="only releases uploaded to PyPI after DATE (YYYY-MM-DD); with NAME alone, one release suite "
+        "per such release and the one before it, each in a folder under -o",
     )
     make_suite.add_argument("-o", "--out", required=True, metavar="SUITE", help="the suite folder to create")
 

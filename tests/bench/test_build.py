@@ -131,8 +131,8 @@ def test_make_suite_builds_bug_and_feature_tasks(suite: Path) -> None:
     assert library["name"] == "textkit-src"
     assert library["python"] == str(Path(sys.executable).resolve()) or library["python"]
     kinds = {t.kind for t in tasks}
-    assert {"bug", "feature", "review", "review-clean"} <= kinds, [t.task_id for t in tasks]
-    assert kinds <= {"bug", "feature", "clean", "review", "review-clean"}
+    assert {"bug", "feature", "feature-tests", "review", "review-clean"} <= kinds, [t.task_id for t in tasks]
+    assert kinds <= {"bug", "feature", "feature-tests", "clean", "review", "review-clean"}
     for task in tasks:
         assert task.path == "textkit/core.py"
         if task.kind == "review-clean":
@@ -149,6 +149,14 @@ def test_make_suite_builds_bug_and_feature_tasks(suite: Path) -> None:
         if task.kind == "feature":
             assert task.intent.startswith(f"Implement `{task.function}`")
             assert "NotImplementedError" in task.edits[0].changed
+        elif task.kind == "feature-tests":
+            # The spec is in the tests: no docstring left, and the intent names only function and file.
+            assert (
+                task.intent == f"Implement `{task.function}` in {task.path} so that the project's tests pass."
+            )
+            assert '"""' not in task.edits[0].changed and '"""' in task.edits[0].clean
+            assert "NotImplementedError" in task.edits[0].changed
+            assert task.function not in {t.function for t in tasks if t.kind == "feature"}
         elif task.kind == "bug":
             assert task.strength in ("function", "report", "tests")
     assert not list(suite.parent.glob(".suite.building-*"))

@@ -21,31 +21,46 @@ CACHE = Path(os.environ.get("CODEREFINE_BENCH_CACHE", Path(__file__).parents[2] 
 # The smallest shipped library: it builds in about two minutes on two cores. The other libraries'
 # self-checks are `coderefine bench --model oracle` and `--model do-nothing` (see docs/benchmarks.md).
 CI_LIBRARY = "inflection"
+# The release suite that builds fastest (two small source distributions, a suite of seconds).
+CI_RELEASE = "python-slugify==9.1.3 -> 9.2.0"
 
 
 def test_the_manifest_pins_libraries_and_holds_no_code() -> None:
     libraries = load_manifest()
     assert len(libraries) >= 2
+    fields = {
+        "task_id",
+        "kind",
+        "shape",
+        "strength",
+        "mutation",
+        "path",
+        "function",
+        "line",
+        "visible",
+        "hidden",
+    }
     for library in libraries:
         assert library.licence and library.version
         assert all("==" in requirement for requirement in library.requires), library.requires
-        assert len(library.records) >= 15
+        assert len(library.records) >= (1 if library.upgrade_to else 15)
         for row in library.records:
-            assert set(row) == {
-                "task_id",
-                "kind",
-                "shape",
-                "strength",
-                "mutation",
-                "path",
-                "function",
-                "line",
-                "visible",
-                "hidden",
-            }
+            # A release task of several files lists them.
+            assert set(row) - {"files"} == fields and ("files" not in row or len(row["files"]) > 1)  # type: ignore[arg-type]
     kinds = {str(row["kind"]) for library in libraries for row in library.records}
-    assert kinds == {"bug", "feature", "clean", "review", "review-clean"}
-    assert sum(len(library.records) for library in libraries) >= 150
+    assert kinds == {"bug", "feature", "feature-tests", "clean", "review", "review-clean", "release"}
+    assert sum(len(library.records) for library in libraries) >= 190
+
+
+def test_the_manifest_ships_release_tasks_over_four_libraries() -> None:
+    releases = [library for library in load_manifest() if library.upgrade_to]
+    tasks = [row for library in releases for row in library.records]
+    assert len(tasks) >= 35 and len({library.name for library in releases}) >= 4
+    assert all(row["kind"] == "release" for row in tasks)
+    assert len({library.folder_name for library in releases}) == len(releases)
+    # Task ids are unique across the shipped suites, so results of one run never mix two tasks.
+    every = [str(row["task_id"]) for library in load_manifest() for row in library.records]
+    assert len(every) == len(set(every))
 
 
 @pytest.mark.slow
@@ -77,6 +92,35 @@ def test_self_checks_on_a_shipped_suite() -> None:
     assert table["coderefine"]["fixed"] == 0 and table["review"]["fixed"] == 0
     assert table["review"]["review"]["false_alarms"] == table["review"]["review"]["verified"] == 0
     assert not any(r.changed for r in results)
+
+
+@pytest.mark.slow
+def test_self_checks_on_a_shipped_release_suite() -> None:
+    """Oracle 100% and do-nothing 0% (no change) on every task of the smallest shipped release suite:
+    two source distributions downloaded, the new tests run on the old code, the tasks scored."""
+    library = next(lib for lib in load_manifest() if lib.label == CI_RELEASE)
+    if not (CACHE / "suites" / library.folder_name / SUITE_FILE).exists() and not os.environ.get("CI"):
+        pytest.skip(f"{library.label} is not built in {CACHE}; run with CI=1 to download and build it")
+    runner = SubprocessRunner()
+    tasks, differing = library_suite(library, CACHE / "suites", runner, os.environ, print)
+    assert differing == differences(library, tasks) and tasks and {t.kind for t in tasks} == {"release"}
+    env = {"PATH": os.environ["PATH"]}
+    oracle = run_bench(
+        tasks,
+        strategies("coderefine"),
+        lambda t, s: OracleModel(t),
+        Settings(),
+        runner,
+        env,
+        cache_dir=None,
+        jobs=2,
+    )
+    assert summary(oracle)["coderefine"]["fix_rate"] == 1.0, [r.task_id for r in oracle if not r.fixed]
+    nothing = DoNothingModel()
+    none = run_bench(
+        tasks, strategies("one-shot"), lambda t, s: nothing, Settings(), runner, env, cache_dir=None, jobs=2
+    )
+    assert summary(none)["one-shot"]["fixed"] == 0 and not any(r.changed for r in none)
 
 
 def test_built_tasks_of_a_kind_the_records_predate_are_additions_not_differences() -> None:

@@ -99,7 +99,7 @@ def load_bench_tasks(
             tasks += built
             if differing:
                 notes.append(
-                    f"{library.requirement}: {len(differing)} tasks were built differently from the "
+                    f"{library.label}: {len(differing)} tasks were built differently from the "
                     "manifest (another pytest or ruff version?); the figures are not comparable with "
                     "published ones"
                 )
@@ -166,11 +166,16 @@ def command_make_suite(args: argparse.Namespace, out: TextIO) -> int:
     if args.tasks < 1:
         raise UsageError("--tasks must be at least 1")
     requires = tuple(r.strip() for r in args.requires.split(",") if r.strip())
+    if args.released_after and args.requirement and "==" not in args.requirement:
+        return _make_release_suites(args, requires, out)
+    if args.released_after:
+        _check_released_after(args)
     source = Source(
         requirement=args.requirement or "",
         path=Path(args.from_path) if args.from_path else None,
         requires=requires,
         disguise=args.disguise,
+        upgrade_to=args.upgrade_to or "",
     )
     tasks = make_suite(
         source,
@@ -181,10 +186,60 @@ def command_make_suite(args: argparse.Namespace, out: TextIO) -> int:
         seed=args.seed,
         progress=warn,
     )
+    _summary(tasks, args.out, out)
+    return EXIT_CLEAN
+
+
+def _check_released_after(args: argparse.Namespace) -> None:
+    from coderefine.bench.pypi import parse_date, released
+
+    after = parse_date(args.released_after)
+    if not args.upgrade_to or not args.requirement:
+        raise UsageError("--released-after: give NAME alone, or NAME==OLD with --upgrade-to NEW")
+    name = args.requirement.split("==")[0]
+    when = released(name, args.upgrade_to)
+    if when.date() <= after:
+        raise UsageError(
+            f"{name}=={args.upgrade_to} was released on {when.date()}, not after {after}; choose a later "
+            "release, or leave --released-after out"
+        )
+
+
+def _make_release_suites(args: argparse.Namespace, requires: tuple[str, ...], out: TextIO) -> int:
+    """``make-suite NAME --released-after DATE``: a release suite for each release after DATE (with the
+    release before it), in ``OUT/NAME-NEW``; a pair whose changes no test notices is skipped."""
+    from coderefine.bench.build import Source, make_suite
+    from coderefine.bench.pypi import pairs_after, parse_date
+    from coderefine.project.runner import SubprocessRunner
+
+    if args.upgrade_to or args.from_path:
+        raise UsageError("make-suite NAME --released-after DATE picks the versions itself: drop --upgrade-to")
+    pairs = pairs_after(args.requirement, parse_date(args.released_after))
+    if not pairs:
+        raise UsageError(f"{args.requirement}: no release after {args.released_after}")
+    built = 0
+    for old, new in pairs:
+        folder = Path(args.out) / f"{args.requirement}-{new}"
+        source = Source(requirement=f"{args.requirement}=={old}", requires=requires, upgrade_to=new)
+        try:
+            runner = SubprocessRunner()
+            tasks = make_suite(
+                source, folder, runner, os.environ, tasks=args.tasks, seed=args.seed, progress=warn
+            )
+        except UsageError as exc:
+            warn(f"skipped {old} -> {new}: {exc}")
+            continue
+        built += 1
+        _summary(tasks, str(folder), out)
+    if not built:
+        raise UsageError(f"{args.requirement}: no release after {args.released_after} gave a task")
+    return EXIT_CLEAN
+
+
+def _summary(tasks: Sequence[Any], folder: str, out: TextIO) -> None:
     kinds: dict[str, int] = {}
     for task in tasks:
         kinds[task.shape] = kinds.get(task.shape, 0) + 1
     summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-    out.write(f"wrote {args.out}: {len(tasks)} tasks ({summary})\n")
-    out.write(f"run it:  coderefine bench --suite {args.out} --strategies one-shot,coderefine\n")
-    return EXIT_CLEAN
+    out.write(f"wrote {folder}: {len(tasks)} tasks ({summary})\n")
+    out.write(f"run it:  coderefine bench --suite {folder} --strategies one-shot,coderefine\n")

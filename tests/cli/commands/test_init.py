@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from coderefine import __version__
 from coderefine.cli.main import main
 from coderefine.config import load_settings
 from coderefine.doors.init import REPOSITORY, installed_pin, pre_commit_entry, workflow
 from coderefine.project.layout import detect_layout
+from coderefine.version import __version__
 from tests.conftest import RepoFactory, git, write_files
 from tests.paths import REPO_ROOT
 

@@ -1,0 +1,86 @@
+"""Release dates from PyPI's JSON API (``/pypi/NAME/json``): which releases of a library came out after a
+date, so that a release suite can be newer than a model's training."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from coderefine.errors import UsageError
+
+INDEX = "https://pypi.org/pypi"
+TIMEOUT = 30.0
+Fetch = Callable[[str], object]  # URL -> the JSON document
+
+
+@dataclass(frozen=True)
+class Release:
+    version: str
+    uploaded: datetime  # the first upload of its source distribution
+
+
+def fetch_json(url: str) -> object:
+    try:
+        with urllib.request.urlopen(url, timeout=TIMEOUT) as reply:
+            return json.load(reply)
+    except (OSError, ValueError, urllib.error.URLError) as exc:
+        raise UsageError(f"cannot read {url} ({exc}); check that pypi.org can be reached") from exc
+
+
+def releases(name: str, fetch: Fetch | None = None) -> list[Release]:
+    """The final releases of ``name`` that have a source distribution, oldest upload first (pre-releases
+    and yanked releases left out). ``fetch`` reads a URL's JSON (default: ``fetch_json``)."""
+    data = (fetch or fetch_json)(f"{INDEX}/{name}/json")
+    found = []
+    listed = data.get("releases") if isinstance(data, dict) else None
+    if not isinstance(listed, dict):
+        raise UsageError(f"{name}: PyPI's answer is not the JSON API's (no releases)")
+    try:
+        for version, files in listed.items():
+            if not re.fullmatch(r"\d+(\.\d+)*(\.post\d+)?", version):
+                continue
+            times = [
+                f["upload_time_iso_8601"]
+                for f in files
+                if f.get("packagetype") == "sdist" and not f.get("yanked")
+            ]
+            if times:
+                found.append(Release(version, _parse(min(times))))
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"{name}: PyPI's answer is not the JSON API's ({exc})") from exc
+    if not found:
+        raise UsageError(f"{name}: PyPI lists no release with a source distribution; check the name")
+    return sorted(found, key=lambda r: r.uploaded)
+
+
+def pairs_after(name: str, after: date, fetch: Fetch | None = None) -> list[tuple[str, str]]:
+    """Each release uploaded after ``after`` with the release before it: (OLD, NEW), oldest first."""
+    known = releases(name, fetch)
+    return [
+        (old.version, new.version) for old, new in itertools.pairwise(known) if new.uploaded.date() > after
+    ]
+
+
+def released(name: str, version: str, fetch: Fetch | None = None) -> datetime:
+    """When ``version`` of ``name`` was uploaded (its source distribution)."""
+    for release in releases(name, fetch):
+        if release.version == version:
+            return release.uploaded
+    raise UsageError(f"{name}=={version}: PyPI lists no source distribution of this version")
+
+
+def parse_date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError as exc:
+        raise UsageError(f"--released-after {text!r}: give a date as YYYY-MM-DD") from exc
+
+
+def _parse(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))

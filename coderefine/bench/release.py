@@ -1,0 +1,421 @@
+"""``release`` tasks: real changes between two releases of a library (``make-suite NAME==OLD
+--upgrade-to NEW``).
+
+The suite's source is NEW's tree. NEW's tests that fail with OLD's code in place of the library files NEW
+changed, and pass on NEW's, are the fail-to-pass tests; those that pass on both are the pass-to-pass ones.
+Each fail-to-pass test reaches some of the changed files (the lines NEW changed that it runs, from the
+baseline's per-test line trace); files reached by one test belong to one change, and each such change is
+a task: its files put back to OLD's text, kept when the tests notice. The intent is NEW's changelog entry
+where the source distribution has one, else a user's description of the failing tests. The project keeps
+only the visible fail-to-pass tests; the held-back ones and the whole pass-to-pass suite score.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from coderefine.bench.builder import SLOW_RETRY, Builder
+from coderefine.bench.library import SUITE_TIMEOUT, TEST_TIMEOUT, SuiteRun, run_suite
+from coderefine.bench.suite import RELEASE_KIND, Edit, LibraryTask, differing_lines, test_function
+from coderefine.errors import UsageError
+
+MAX_FILES = 4  # a change over more files than this is a rewrite, not a task
+MAX_LINES = 400  # nor is one that changes more lines than this (removed plus added)
+INTENT_CHARS = 700
+_CHANGELOGS = ("changes", "changelog", "history", "news")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One coherent change of the release: its files (OLD's and NEW's text) and the tests that reach it."""
+
+    files: tuple[str, ...]
+    tests: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReleaseBuild:
+    tasks: list[LibraryTask]
+    fail_to_pass: int
+    pass_to_pass: int
+    changed_files: int
+
+
+def changed_modules(old_tree: Path, tree: Path, modules: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """The library modules of NEW (``modules``, in ``tree``) that OLD also has, with a different text:
+    path -> (OLD's text, NEW's text). Modules NEW added stay as NEW has them; OLD's that do not compile
+    here cannot be a task's start."""
+    found = {}
+    for path in modules:
+        before = old_tree / path
+        if not before.is_file():
+            continue
+        old, new = before.read_text("utf-8", errors="replace"), (tree / path).read_text("utf-8")
+        if old != new and _compiles(old):
+            # Both end in a newline (the line numbers stay): an edit block cannot say "no newline at
+            # the end of the file", so the oracle could not put a file without one back.
+            if not new.endswith("\n"):
+                new += "\n"
+                (tree / path).write_text(new, "utf-8")
+            found[path] = (old if old.endswith("\n") else old + "\n", new)
+    return found
+
+
+def release_tasks(
+    builder: Builder,
+    name: str,
+    new_version: str,
+    changed: Mapping[str, tuple[str, str]],
+    baseline: SuiteRun,
+    count: int,
+) -> ReleaseBuild:
+    label = builder.label
+    if not changed:
+        raise UsageError(f"{label}: no library module changed between the releases; choose other versions")
+    builder.progress(f"{label}: running the new tests on the old code ({len(changed)} changed files)")
+    old_run = _with_texts(builder, {p: old for p, (old, _) in changed.items()}, None, whole=True)
+    green = baseline.passed()
+    # A test file that cannot be imported with the old code (it imports a new name) has no outcomes:
+    # its tests fail too.
+    fail_to_pass = green - old_run.passed()
+    pass_to_pass = green & old_run.passed()
+    builder.progress(f"{label}: {len(fail_to_pass)} fail-to-pass tests, {len(pass_to_pass)} pass-to-pass")
+    found: list[LibraryTask] = []
+    prefix = f"{name}-{new_version}"
+    strength = "changelog" if _entry(builder.tree, new_version) else "tests"
+    for change in coherent_changes(builder, changed, fail_to_pass):
+        if len(found) >= count:
+            break
+        size = sum(_lines_changed(*changed[p]) for p in change.files)
+        if len(change.files) > MAX_FILES or size > MAX_LINES:
+            builder.progress(f"{label}: {', '.join(change.files)}: {size} lines changed, too large a task")
+            continue
+        starts = {p: changed[p][0] for p in change.files}
+        only = _tests_for(builder, changed, change.files)
+        run = _with_texts(builder, starts, only)
+        failing = (green if only is None else green & frozenset(only)) - run.passed()
+        if not run.finished or run.hung() or not failing:
+            continue
+        visible, hidden = split(failing, builder.rng)
+        primary = change.files[0]
+        old, new = changed[primary]
+        lines = differing_lines(old, new)
+        found.append(
+            LibraryTask(
+                task_id=f"{prefix}/release-{len(found):03d}",
+                kind=RELEASE_KIND,
+                shape="one-file" if len(change.files) == 1 else "multi-file",
+                strength=strength,
+                mutation="release",
+                path=primary,
+                function=",".join(changed_definitions(new, lines)[:4]),
+                line=lines[0] if lines else 1,
+                intent=release_intent(builder.tree, new_version, change.files, changed, run, visible),
+                edits=tuple(Edit(changed[p][1], changed[p][0], p) for p in change.files),
+                visible=visible,
+                hidden=hidden,
+                module_lines=len(new.splitlines()),
+                files=change.files if len(change.files) > 1 else (),
+            )
+        )
+        builder.progress(f"{label}: release task {len(found)} ({', '.join(change.files)})")
+    return ReleaseBuild(found, len(fail_to_pass), len(pass_to_pass), len(changed))
+
+
+def split(failing: frozenset[str], rng: random.Random) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The failing tests split by test function, as for mutants: about half stay visible (at least one)."""
+    functions = sorted({test_function(n) for n in failing})
+    rng.shuffle(functions)
+    hidden_functions = set(functions[: len(functions) // 2])
+    visible = tuple(sorted(n for n in failing if test_function(n) not in hidden_functions))
+    hidden = tuple(sorted(n for n in failing if test_function(n) in hidden_functions))
+    return visible, hidden
+
+
+def coherent_changes(
+    builder: Builder, changed: Mapping[str, tuple[str, str]], fail_to_pass: frozenset[str]
+) -> list[Change]:
+    """The changed files grouped so that the files one fail-to-pass test reaches are in one group; each
+    group with its tests, the group whose file comes first first. A test reaches a file when it runs a
+    line NEW changed there (failing that, any line of it)."""
+    coverage = builder.coverage
+    index = {nodeid: i for i, nodeid in enumerate(coverage.tests)}
+    differing = {p: set(differing_lines(old, new)) for p, (old, new) in changed.items()}
+    parent = {p: p for p in changed}
+
+    def root(path: str) -> str:
+        while parent[path] != path:
+            path = parent[path]
+        return path
+
+    reached: dict[str, tuple[str, ...]] = {}
+    for nodeid in sorted(fail_to_pass):
+        number = index.get(nodeid)
+        if number is None:
+            continue
+        by_change = [p for p in changed if _runs(coverage.lines.get(p, {}), differing[p], number)]
+        files = by_change or [p for p in changed if _runs(coverage.lines.get(p, {}), None, number)]
+        if not files:
+            continue
+        reached[nodeid] = tuple(files)
+        for other in files[1:]:
+            parent[root(other)] = root(files[0])
+    groups: dict[str, list[str]] = {}
+    for path in sorted(changed):
+        groups.setdefault(root(path), []).append(path)
+    changes = []
+    for files in groups.values():
+        tests = tuple(n for n, reach in reached.items() if set(reach) & set(files))
+        if tests:
+            # The file most of its tests reach first: the task's own ``path``.
+            ordered = sorted(files, key=lambda p: (-sum(p in reached[n] for n in tests), p))
+            changes.append(Change(tuple(ordered), tests))
+    return changes
+
+
+def _runs(by_line: Mapping[int, tuple[int, ...]], lines: set[int] | None, number: int) -> bool:
+    return any(number in tests for line, tests in by_line.items() if lines is None or line in lines)
+
+
+def _tests_for(
+    builder: Builder, changed: Mapping[str, tuple[str, str]], files: Sequence[str]
+) -> tuple[str, ...] | None:
+    """The tests that run a changed line of any of ``files``; None (all) when one runs at import."""
+    found: set[str] = set()
+    for path in files:
+        old, new = changed[path]
+        only = builder.coverage.tests_for(path, differing_lines(old, new))
+        if only is None:
+            return None
+        found.update(only)
+    return tuple(sorted(found))
+
+
+def _with_texts(
+    builder: Builder, texts: Mapping[str, str], only: tuple[str, ...] | None, *, whole: bool = False
+) -> SuiteRun:
+    """The suite's run with ``texts`` in place of their files (put back after); a run in which a test
+    passed its limit runs again with a longer one, as for mutants. ``whole``: the baseline's limits."""
+    originals = {p: (builder.tree / p).read_text("utf-8") for p in texts}
+    try:
+        for path, text in texts.items():
+            (builder.tree / path).write_text(text, "utf-8")
+        run = _run(builder, only, 1, whole)
+        if run.finished and run.hung():
+            run = _run(builder, only, SLOW_RETRY, whole)
+    finally:
+        for path, text in originals.items():
+            (builder.tree / path).write_text(text, "utf-8")
+    return run
+
+
+def _run(builder: Builder, only: tuple[str, ...] | None, slack: int, whole: bool) -> SuiteRun:
+    # A test file that imports what the old code lacks is a collection error: the other files still run.
+    extra = ["--continue-on-collection-errors"]
+    if whole:
+        python, tree, skip = builder.python, builder.tree, builder.deselect
+        return run_suite(python, tree, builder.runner, builder.environ, deselect=skip, extra=extra)
+    # A release has a run per change, not per mutant: the baseline's limits, so that a loaded machine
+    # does not decide which changes become tasks (a mutant's 30-second limit left one out at load 12).
+    return run_suite(
+        builder.python,
+        builder.tree,
+        builder.runner,
+        builder.environ,
+        only=only,
+        deselect=builder.deselect,
+        timeout=SUITE_TIMEOUT * (2 if slack > 1 else 1),
+        test_timeout=TEST_TIMEOUT * slack,
+        warm=builder.warm,
+        extra=extra,
+    )
+
+
+def changed_definitions(text: str, lines: Sequence[int]) -> list[str]:
+    """The innermost functions and classes of ``text`` that hold one of ``lines``, in order."""
+    try:
+        module = ast.parse(text)
+    except SyntaxError:
+        return []
+    spans: list[tuple[int, int, str]] = []
+
+    def walk(nodes: Sequence[ast.stmt], prefix: str) -> None:
+        for node in nodes:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                qualname = f"{prefix}{node.name}"
+                spans.append((node.lineno, node.end_lineno or node.lineno, qualname))
+                walk(node.body, f"{qualname}.")
+
+    walk(module.body, "")
+    found: list[str] = []
+    for line in lines:
+        holding = [s for s in spans if s[0] <= line <= s[1]]
+        if holding:
+            name = min(holding, key=lambda s: s[1] - s[0])[2]
+            if name not in found:
+                found.append(name)
+    return found
+
+
+def release_intent(
+    tree: Path,
+    version: str,
+    files: Sequence[str],
+    changed: Mapping[str, tuple[str, str]],
+    run: SuiteRun,
+    visible: Sequence[str],
+) -> str:
+    """NEW's changelog entry (the items that name something the change touches, when some do); else a
+    user's description of what the visible failing tests expect."""
+    entry = _entry(tree, version)
+    where = ", ".join(files)
+    if entry:
+        # The items that name the changed modules; failing that, those naming a changed definition.
+        modules, definitions = _words(files, changed)
+        named = [(i, set(re.findall(r"\w+", i.lower()))) for i in entry]
+        items = [i for i, w in named if w & modules] or [i for i, w in named if w & definitions] or entry
+        return cut(f"Make this change to {where}, from the project's changelog: " + " ".join(items))
+    described: list[tuple[str, str]] = []
+    for nodeid in visible:
+        name = test_function(nodeid).rsplit("::", 1)[-1]
+        if name in {d[0] for d in described}:
+            continue
+        message = relative(run.message(nodeid), tree).replace("Use -v to get more diff", "")
+        described.append((name, cut(message, 160)))
+    parts = [f"`{n}` ({m})" if m else f"`{n}`" for n, m in described[:4]]
+    return cut(
+        f"Users expect what these tests check, and the code in {where} does not do it yet: "
+        + "; ".join(parts)
+        + ". Change the code so that they pass, without changing the tests."
+    )
+
+
+def _words(files: Sequence[str], changed: Mapping[str, tuple[str, str]]) -> tuple[set[str], set[str]]:
+    """Lower-case names a changelog item about this change would mention: the files' module names (a
+    package's ``__init__`` by its package's), and the changed definitions."""
+    modules: set[str] = set()
+    definitions: set[str] = set()
+    for path in files:
+        old, new = changed[path]
+        for name in changed_definitions(new, differing_lines(old, new)):
+            definitions.update(part.lower() for part in name.split("."))
+        stem = Path(path).stem
+        modules.add((Path(path).parent.name if stem == "__init__" else stem).lower())
+
+    def kept(words: set[str]) -> set[str]:
+        return {w for w in words if len(w) > 3 and not w.startswith("__")}
+
+    return kept(modules), kept(definitions)
+
+
+def _entry(tree: Path, version: str) -> list[str]:
+    """The items of ``version``'s entry in the first changelog of ``tree`` that has one."""
+    for path in _changelog_files(tree):
+        items = changelog_entry(path.read_text("utf-8", errors="replace"), version)
+        if items:
+            return items
+    return []
+
+
+def _changelog_files(tree: Path) -> list[Path]:
+    top = [p for p in sorted(tree.iterdir()) if p.is_file() and p.name.lower().split(".")[0] in _CHANGELOGS]
+    docs = tree / "docs"
+    more = sorted(docs.iterdir()) if docs.is_dir() else []
+    return top + [p for p in more if p.is_file() and p.name.lower().startswith("changelog")]
+
+
+_VERSIONISH = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?![\w.]*\d)")
+
+
+def changelog_entry(text: str, version: str) -> list[str]:
+    """The items (bullets, or paragraphs) under the heading of ``version`` in a changelog, up to the next
+    version's heading; markup, links and issue numbers dropped. Empty when ``version`` has no heading."""
+    lines = text.splitlines()
+    mine = re.compile(rf"(?<![\w.]){re.escape(version)}(?![\w.]*\d)")
+    start = next((i for i, line in enumerate(lines) if _heading(lines, i) and mine.search(line)), None)
+    if start is None:
+        return []
+    body: list[str] = []
+    for i in range(start + 1, len(lines)):
+        if _heading(lines, i) and _VERSIONISH.search(lines[i]):
+            break
+        body.append(lines[i])
+    items: list[str] = []
+    for line in body:
+        stripped = line.strip()
+        if not stripped or set(stripped) <= set("=-~^*#`"):
+            continue
+        bullet = re.match(r"^([-*+]|\d+\.)\s+", stripped)
+        plain = _plain(stripped[bullet.end() :] if bullet else stripped)
+        if re.match(r"^#+\s", stripped) or not plain:
+            continue  # a sub-heading (Added, Fixed...)
+        if not bullet and len(plain) < 40 and re.search(r"\b(19|20)\d\d\b", plain):
+            continue  # the release's date
+        if bullet or not items:
+            items.append(plain)
+        else:
+            items[-1] += " " + plain
+    # An item cut off in a parenthesis (a credit wrapped to a line that was dropped) ends before it.
+    items = [i[: i.rfind("(")] if i.count("(") > i.count(")") else i for i in items]
+    items = [i.strip(" ,;") for i in items]
+    return [i if i.endswith((".", "!", "?")) else i + "." for i in items if i]
+
+
+def _heading(lines: Sequence[str], i: int) -> bool:
+    line = lines[i].strip()
+    if not line:
+        return False
+    if line.startswith("#"):
+        return True
+    underline = lines[i + 1].strip() if i + 1 < len(lines) else ""
+    if len(underline) >= 3 and len(set(underline)) == 1 and underline[0] in "=-~^*":
+        return True
+    # "1.2.0 (2024-01-01)", "v1.2.0", "Version 1.2.0", "[1.2.0] - 2024-01-01" on a line of their own.
+    return bool(re.match(r"^(version\s+|v|\[)?\d+\.\d+[\w.]*\]?(\s*[-\u2013(:]\s*.*)?$", line, re.IGNORECASE))
+
+
+def _plain(text: str) -> str:
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # [text](url)
+    text = re.sub(r"\[([^\]]*)\]\[[^\]]*\]", r"\1", text)  # [text][reference]
+    text = re.sub(r"`([^`<]*)\s*<[^>]*>`_*", r"\1", text)  # `text <url>`_
+    text = re.sub(r"https?://\S+", "", text)
+    text = re.sub(r":\w+:`~?([^`]*)`", r"\1", text)  # :func:`name`
+    text = re.sub(r"\(?\s*(?:#|gh-|GH-)\d+\s*\)?,?", "", text)  # issue numbers
+    text = re.sub(r"\(\s*\)", "", text.replace("``", "`").replace("**", ""))
+    return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(text.split()))
+
+
+def relative(message: str, tree: Path) -> str:
+    """``message`` with paths inside ``tree`` made relative and any other absolute path cut to its
+    name, so that an intent says the same wherever the suite was built."""
+    message = message.replace(str(tree) + "/", "").replace(str(tree), ".")
+    return re.sub(r"(?<![\w.])/(?:[\w.@+-]+/)+([\w.@+-]+)", r"\1", message)
+
+
+def cut(text: str, limit: int = INTENT_CHARS) -> str:
+    """``text`` at most ``limit`` characters, cut at a word (never inside one), ending in "..."."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 3]
+    space = head.rfind(" ")
+    return (head[:space] if space > 0 else head).rstrip(" ,;:") + "..."
+
+
+def _lines_changed(old: str, new: str) -> int:
+    diff = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+    return sum(1 for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+
+
+def _compiles(text: str) -> bool:
+    try:
+        compile(text, "<old release>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
