@@ -128,3 +128,28 @@ def test_shards_on_the_command_line_merge_into_the_whole_run(tmp_path: Path) -> 
     assert len(data["tasks"]) == 3 and data["meta"]["merged"]["shards"] == 2
     code, _ = run(["bench", "merge", str(tmp_path / "s1"), "--out", str(tmp_path / "m2")])
     assert code == 2
+
+
+def test_the_bench_workflow_runs_a_matrix_of_shards_and_merges_them() -> None:
+    import yaml
+
+    from coderefine.version import __version__
+    from tests.paths import REPO_ROOT
+
+    text = (REPO_ROOT / "hooks" / "github" / "coderefine-bench-matrix.yml").read_text(encoding="utf-8")
+    workflow = yaml.safe_load(text)
+    assert workflow["permissions"] == {"contents": "read"}
+    bench, merged = workflow["jobs"]["bench"], workflow["jobs"]["merge"]
+    shards = bench["strategy"]["matrix"]["shard"]
+    step = next(s for s in bench["steps"] if "coderefine bench" in s.get("run", ""))
+    assert f'--shard "$SHARD/{len(shards)}"' in step["run"] and "gguf:qwen2.5-coder-0.5b" in step["run"]
+    assert step["env"]["SHARD"] == "${{ matrix.shard }}"
+    upload = next(s for s in bench["steps"] if "upload-artifact" in s.get("uses", ""))
+    assert upload["with"]["name"] == "bench-shard-${{ matrix.shard }}"
+    assert merged["needs"] == "bench"
+    download = next(s for s in merged["steps"] if "download-artifact" in s.get("uses", ""))
+    merge_step = next(s for s in merged["steps"] if "coderefine bench merge" in s.get("run", ""))
+    assert f"{download['with']['path']}/bench-shard-*" in merge_step["run"]
+    uses = [line.split("uses:")[1].strip() for line in text.splitlines() if "uses:" in line]
+    assert all("@" in u and len(u.split("@")[1].split()[0]) == 40 for u in uses)
+    assert text.count(f"=={__version__}") == 2
