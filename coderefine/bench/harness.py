@@ -283,12 +283,13 @@ def run_bench(
     cache_dir: Path | None,
     jobs: int,
     on_result: Callable[[TaskResult, bool], None] | None = None,
+    keep: Callable[[BenchTask, Strategy], bool] | None = None,
 ) -> list[TaskResult]:
     """Every (task, strategy) pair; a pair already in ``cache_dir`` is read back instead of run.
 
     ``model_for`` gives the model of a pair (a strategy may name its own). The pairs run on daemon
     threads: on Ctrl-C or SIGTERM the main thread stops the runner's processes and returns at once,
-    without waiting for a model reply that may take a minute.
+    without waiting for a model reply that may take a minute. ``keep`` chooses the pairs of a shard.
     """
     results: list[TaskResult] = []
     pending: list[tuple[BenchTask, Strategy, Path | None]] = []
@@ -296,6 +297,8 @@ def run_bench(
         for task in tasks:
             if strategy.review != (task.kind in REVIEW_KINDS):
                 continue  # review tasks go through `coderefine review`, the others through the loop
+            if keep is not None and not keep(task, strategy):
+                continue
             entry = None
             if cache_dir is not None:
                 key = cache_key(task, strategy, model_for(task, strategy).name, settings)

@@ -221,7 +221,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="libraries (default), humanevalfix, a folder from make-suite, or a JSON-lines file",
     )
     bench.add_argument("--rounds", type=int, metavar="N", help=argparse.SUPPRESS)
-    bench_commands = bench.add_subparsers(dest="bench_command", metavar="make-suite")
+    bench.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only shard K of N of the (task, strategy) pairs (deterministic); combine the shards' "
+        "--out folders with 'coderefine bench merge'",
+    )
+    bench_commands = bench.add_subparsers(dest="bench_command", metavar="make-suite|merge")
+    bench_merge = bench_commands.add_parser(
+        "merge",
+        help="combine the results of 'bench --shard K/N' jobs into one results.json and results.md",
+        description="Read each shard's results.json (its --out folder, or the file), refuse shards of "
+        "different runs and a missing or repeated shard, and write one run's results with the summary, "
+        "intervals and pairwise tests computed again over every task.",
+        epilog="example:\n  coderefine bench merge shard-1 shard-2 shard-3 --out bench-results",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    bench_merge.add_argument("dirs", nargs="+", metavar="DIR", help="the shards' --out folders")
+    bench_merge.add_argument("--out", default="bench-results", metavar="DIR", help="where to write")
     make_suite = bench_commands.add_parser(
         "make-suite",
         help="build a task suite from a pinned library or your own project",

@@ -1,5 +1,6 @@
-"""Choose the models a run asks for: ``replay:FILE``, or ``PROVIDER:MODEL`` (a bare name is Anthropic's),
-one per role when the roles differ; optionally recorded, with progress on stderr during long calls.
+"""Choose the models a run asks for: ``replay:FILE``, ``gguf:PATH`` (a server started for the run), or
+``PROVIDER:MODEL`` (a bare name is Anthropic's), one per role when the roles differ; optionally recorded,
+with progress on stderr during long calls.
 
 No SDK is imported here: each provider's module imports its SDK lazily, in the background."""
 
@@ -38,6 +39,10 @@ def _single(spec_text: str, settings: Settings, environ: Mapping[str, str], http
     spec = parse_spec(spec_text, settings.providers)
     price_of(spec.name, settings.prices)  # a bad price entry is an error now, not after the first call
     timeout = provider_timeout(spec, settings)
+    if spec.provider.name == "gguf":
+        from coderefine.models.local_model import gguf_model
+
+        return gguf_model(spec, settings, environ, timeout=timeout, http_client=http_client)
     if spec.provider.family == "openai":
         from coderefine.models.openai_chat import OpenAIChatModel
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from coderefine.errors import MissingKeyError, ModelError, ReplyCutShortError
 from coderefine.models.base import ModelReply, ModelRequest, Usage
+from coderefine.models.grammar import bounded
 from coderefine.models.providers import STRUCTURED_MODES, ModelSpec, Structured, base_url, no_key_message
 from coderefine.models.sdk import LazyImport
 from coderefine.models.sdk_errors import ErrorWords, translate_errors
@@ -78,8 +79,9 @@ def request_params(spec: ModelSpec, request: ModelRequest, mode: Structured) -> 
             "json_schema": {"name": tool.name, "schema": dict(tool.input_schema)},
         }
     elif mode == "json-object":
-        # llama.cpp's servers constrain the output to "schema"; other servers read this as JSON mode.
-        params["response_format"] = {"type": "json_object", "schema": dict(tool.input_schema)}
+        # llama.cpp's servers constrain the output to "schema" (a grammar, bounded so that a reply must end
+        # before the token limit); other servers read this as JSON mode.
+        params["response_format"] = {"type": "json_object", "schema": bounded(tool.input_schema)}
     return params
 
 

