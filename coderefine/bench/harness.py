@@ -18,6 +18,8 @@ from typing import Any, Protocol, TypeVar
 
 from coderefine import __version__
 from coderefine.bench.review_run import run_review_task
+from coderefine.bench.score import score
+from coderefine.bench.stable import stable_environ
 from coderefine.bench.strategies import Strategy
 from coderefine.bench.suite import REVIEW_KINDS
 from coderefine.bench.task import Task
@@ -81,6 +83,10 @@ class TaskResult:
     fixes_tried: int = 0
     verified: int = 0
     verified_fixing: int = 0
+    # Scoring runs that failed and ran again with generous limits; flaky: the two runs disagreed (the
+    # task is reported apart, not as a failure).
+    reruns: int = 0
+    flaky: bool = False
 
     @property
     def fixed(self) -> bool:
@@ -130,13 +136,16 @@ def run_task(
     environ: Mapping[str, str],
     clock: Callable[[], float] = time.monotonic,
 ) -> TaskResult:
+    # The loop's and the review's test runs, and the scoring, all see hypothesis without chance or
+    # deadlines: a busy machine must not change what a model is shown or how a task scores.
+    environ = stable_environ(environ)
     if task.kind in REVIEW_KINDS:
         return _review_result(task, strategy, model, settings, runner, environ, clock)
     start = clock()
     with tempfile.TemporaryDirectory(prefix="coderefine-bench-") as scratch:
         folder = task.materialise(Path(scratch) / "task")
         original = (folder / task.path).read_text("utf-8")
-        before = task.passes(original, Path(scratch), runner, environ)
+        before = score(task, original, Path(scratch), runner, environ)
         change = from_worktree([Path(task.path)], cwd=folder, repo=None, max_bytes=4 << 20)
         # Correctness is what is scored: lint warnings of the original code (HumanEval's "l" names) do
         # not block a pass; failing example tests and syntax errors do.
@@ -169,15 +178,15 @@ def run_task(
             final = result.final[task.path]
         except ModelError as exc:
             error, final, result = str(exc), original, None
-        after = task.passes(final, Path(scratch), runner, environ)
+        after = score(task, final, Path(scratch), runner, environ)
     usage = result.total_usage if result is not None else None
     return TaskResult(
         task_id=task.task_id,
         bug_type=task.bug_type,
         strategy=strategy.name,
         model=model.name,
-        passed_before=before,
-        passed_after=after,
+        passed_before=before.passed,
+        passed_after=after.passed,
         rounds=sum(1 for r in result.rounds if r.number > 0) if result else 0,
         input_tokens=usage.input_tokens if usage else 0,
         output_tokens=usage.output_tokens if usage else 0,
@@ -202,6 +211,8 @@ def run_task(
         )
         if result
         else (),
+        reruns=before.reran + after.reran,
+        flaky=before.flaky or after.flaky,
     )
 
 

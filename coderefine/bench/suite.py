@@ -17,7 +17,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from coderefine.bench.library import copy_tree, run_suite
+from coderefine.bench.library import SUITE_TIMEOUT, TEST_TIMEOUT, copy_tree, run_suite
 from coderefine.errors import UsageError
 from coderefine.runner import Runner
 
@@ -106,13 +106,24 @@ class LibraryTask:
             marker.write_text("# the root of this benchmark task's project\n", "utf-8")
         return folder
 
-    def passes(self, module_text: str, scratch: Path, runner: Runner, environ: Mapping[str, str]) -> bool:
-        """Whether the whole suite (hidden tests included) passes with ``module_text`` as the module."""
+    def passes(
+        self, module_text: str, scratch: Path, runner: Runner, environ: Mapping[str, str], slack: float = 1
+    ) -> bool:
+        """Whether the whole suite (hidden tests included) passes with ``module_text`` as the module;
+        ``slack`` multiplies the run's and each test's time limit."""
         info = self._info()
         tree = copy_tree(info.source, scratch / "score")
         try:
             (tree / self.path).write_text(module_text, "utf-8")
-            run = run_suite(info.python, tree, runner, environ, deselect=info.deselect)
+            run = run_suite(
+                info.python,
+                tree,
+                runner,
+                environ,
+                deselect=info.deselect,
+                timeout=SUITE_TIMEOUT * slack,
+                test_timeout=TEST_TIMEOUT * slack,
+            )
         finally:
             _rmtree(tree)
         return run.finished and not run.failed() and bool(run.passed())

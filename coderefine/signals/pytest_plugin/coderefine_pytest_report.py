@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import tempfile
 import threading
 from typing import Any
 
@@ -20,6 +22,13 @@ import pytest
 _REPORT = os.environ.get("PYTEST_CODEREFINE_REPORT", "")
 _TIMEOUT = float(os.environ.get("PYTEST_CODEREFINE_TIMEOUT", "0") or 0)
 _MAX_TEXT = 2000
+# Folders whose absolute paths a failure's text names relative to them (the run's root first).
+_ROOTS: list[str] = []
+_ADDRESS = re.compile(r"\b(at 0x)[0-9a-fA-F]+\b")
+_TOOK = re.compile(r"\btook \d+\.\d+ ?(?:ms|s|seconds)\b")
+_TEMP = os.path.realpath(tempfile.gettempdir())
+_PYTEST_TEMP = re.compile(re.escape(_TEMP) + r"/pytest-of-[^/\s]+/pytest-\d+/")
+_SCRATCH = re.compile(re.escape(_TEMP) + r"/[^/\s'\"]+")
 
 
 class TestTimeoutError(BaseException):
@@ -33,6 +42,28 @@ def _write(event: dict[str, Any]) -> None:
     with open(_REPORT, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(event) + "\n")
         handle.flush()
+
+
+def pytest_configure(config: Any) -> None:
+    for folder in (str(config.rootpath), os.getcwd()):
+        for found in dict.fromkeys((folder, os.path.realpath(folder))):
+            if len(found) > 1 and found not in _ROOTS:
+                _ROOTS.append(found)
+    _ROOTS.sort(key=len, reverse=True)
+
+
+def stable_text(text: str) -> str:
+    """A failure's text as it reads on every run of the same code: paths below the project relative to
+    it, pytest's ``tmp_path`` folders and other temporary folders as ``<tmp>``, object addresses as
+    ``at 0x...``, hypothesis' measured timings as ``took <time>``. The same replies must reproduce the
+    same run (``--record`` / replay), so what a model is shown may not carry a run's accidents."""
+    for root in _ROOTS:
+        text = text.replace(root + os.sep, "")
+    text = _PYTEST_TEMP.sub("<tmp>/", text)
+    if len(_TEMP) > 1:
+        text = _SCRATCH.sub("<tmp>", text)
+    text = _ADDRESS.sub(r"\g<1>...", text)
+    return _TOOK.sub("took <time>", text)
 
 
 def _on_alarm(signum: int, frame: object) -> None:
@@ -87,7 +118,7 @@ def _crash(report: Any) -> dict[str, Any]:
         if loc is not None:
             frames.append({"path": str(loc.path), "line": loc.lineno})
     return {
-        "message": crash.message if crash is not None else "",
+        "message": stable_text(crash.message) if crash is not None else "",
         "crash_path": str(crash.path) if crash is not None else "",
         "crash_line": crash.lineno if crash is not None else 0,
         "frames": frames[-8:],
@@ -108,11 +139,11 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     }
     if report.failed:
         event.update(_crash(report))
-        event["text"] = report.longreprtext[-_MAX_TEXT:]
+        event["text"] = stable_text(report.longreprtext)[-_MAX_TEXT:]
     _write(event)
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed:
-        text = str(report.longrepr)
+        text = stable_text(str(report.longrepr))
         _write({"event": "collect_error", "nodeid": report.nodeid, "text": text[-_MAX_TEXT:]})
