@@ -213,3 +213,43 @@ def test_a_conftest_that_breaks_pytest_is_unavailable_not_ok(tmp_path: Path) -> 
     [status] = result.statuses
     assert status.state == "unavailable", status
     assert "pytest exited with code" in status.note
+
+
+STABLE_TESTS = """import time
+
+
+class Thing:
+    pass
+
+
+def test_address():
+    thing = Thing()
+    assert thing is None, f"{thing!r} is not None"
+
+
+def test_paths(tmp_path):
+    import os
+    here = os.path.join(os.getcwd(), "data", "file.txt")
+    assert False, f"{here} and {tmp_path / 'out.txt'}"
+
+
+def test_timing():
+    raise AssertionError("the call took 12.34ms, too long")
+"""
+
+
+def test_failure_text_is_the_same_in_any_folder_and_run(tmp_path: Path) -> None:
+    """What a model is shown of a failure carries no run's accidents: the folder the tests ran in, a
+    tmp_path, an object's address, a measured time."""
+    seen = []
+    for name in ("first", "second-folder"):
+        tree = tmp_path / name
+        write_files(tree, {"test_stable.py": STABLE_TESTS})
+        result = run(tree, ["test_stable.py"])
+        signals = sorted(result.signals, key=lambda s: s.code)
+        assert len(signals) == 3, result
+        seen.append([(s.message, s.detail) for s in signals])
+    assert seen[0] == seen[1]
+    text = "\n".join(m + d for m, d in seen[0])
+    assert str(tmp_path) not in text and "0x..." in text and "took <time>" in text
+    assert "data/file.txt and <tmp>/test_paths0/out.txt" in text
