@@ -8,6 +8,8 @@
 
 The manifest keeps each library's pin, licence, test dependencies and build settings, and each task's
 record (kind, shape, strength, mutation, file, function, line, test split): never the library's code.
+A library of the current manifest that no folder names keeps its entry, so one library can be rebuilt
+alone (``python benchmarks/suite_manifest.py suites/inflection``).
 """
 
 from __future__ import annotations
@@ -45,6 +47,11 @@ def main(folders: list[str]) -> int:
                 "records": [record(t) for t in tasks],
             }
         )
+    rebuilt = {str(lib["name"]): lib for lib in libraries}
+    kept = json.loads(MANIFEST.read_text(encoding="utf-8"))["libraries"] if MANIFEST.exists() else []
+    names = [str(lib["name"]) for lib in kept]
+    libraries = [rebuilt.get(str(lib["name"]), lib) for lib in kept]
+    libraries += [lib for name, lib in rebuilt.items() if name not in names]
     data = {
         "about": "Pinned libraries and the tasks built from them; the code is built on first use.",
         "libraries": libraries,
