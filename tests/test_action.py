@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 ACTION = ROOT / "action.yml"
 SCRIPT = ROOT / "hooks" / "github" / "coderefine_action.py"
 EVENT = Path(__file__).parent / "data" / "github-pull-request-synchronize.json"
-WORKFLOWS = sorted((ROOT / "hooks" / "github").glob("*.yml"))
+# The review workflows (the bench matrix of coderefine-bench-matrix.yml runs on demand and reviews nothing).
+WORKFLOWS = sorted(p for p in (ROOT / "hooks" / "github").glob("coderefine-review*.yml"))
 FEATURE = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 SHA = re.compile(r"^[0-9a-f]{40}$")
 # What the action-metadata schema allows (docs: metadata syntax for GitHub Actions).

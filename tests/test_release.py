@@ -75,7 +75,7 @@ def test_the_wheel_installs_and_runs_in_a_fresh_venv(make_repo: RepoFactory, tmp
     checked_project = run(coderefine, "check", "pkg/mod.py", cwd=project, env=env)
     assert checked_project.returncode == 1, checked_project.stdout + checked_project.stderr
     assert "F401" in checked_project.stdout and "test_add" in checked_project.stdout
-    assert "pytest ok" in checked_project.stdout
+    assert "pytest: 2 tests ran, 1 failed" in checked_project.stdout
 
     init = run(coderefine, "init", "--dry-run", cwd=project, env=env)
     assert init.returncode == 0 and f"coderefine/coderefine@v{__version__}" in init.stdout, init.stderr
