@@ -8,13 +8,14 @@ the target and renamed into place at the end, so a half-built suite is never see
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import shutil
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from coderefine.bench.builder import Builder, Progress, library_modules
@@ -30,7 +31,7 @@ from coderefine.bench.library import (
     unpack,
 )
 from coderefine.bench.release import changed_modules, release_tasks
-from coderefine.bench.suite import LibraryTask, write_suite
+from coderefine.bench.suite import LibraryTask, SuiteInfo, write_suite
 from coderefine.errors import UsageError
 from coderefine.project.runner import Runner
 from coderefine.signals.warm import WarmPytest, top_level_names
@@ -162,6 +163,10 @@ def _build(
     finally:
         if warm is not None:
             warm.close()
+    info = SuiteInfo(folder, name, version, python, deselect)
+    found, left_out = scorable(found, info, runner, environ)
+    if left_out:
+        progress(f"{label}: {len(left_out)} tasks left out, their correct code fails the scoring run")
     library = {
         "name": name,
         "version": version,
@@ -174,10 +179,36 @@ def _build(
         "tests": len(baseline.passed()),
         "disguise": disguised,
         **extra,
+        "left_out": left_out,
     }
     write_suite(folder, library, found)
     progress(f"{label}: {len(found)} tasks ({_counts(found)})")
     return found
+
+
+def scorable(
+    tasks: Sequence[LibraryTask], info: SuiteInfo, runner: Runner, environ: Mapping[str, str]
+) -> tuple[list[LibraryTask], list[str]]:
+    """The tasks whose correct code (what the oracle writes: the clean module, or a review's rewrite
+    without its mutant) passes the scoring run itself, as ``bench`` will run it; and the ids of the
+    others, left out. Candidates were checked with the tests that run their lines and a short limit, so
+    this is the one check under the scoring run's own conditions. Each distinct text runs once."""
+    verdicts: dict[str, bool] = {}
+    kept: list[LibraryTask] = []
+    left_out: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="coderefine-scorable-") as scratch:
+        for task in tasks:
+            attached = replace(task, suite=info)
+            clean = attached.clean_module()
+            text = clean.replace(task.edits[0].clean, task.intended, 1) if task.intended else clean
+            key = hashlib.sha256(f"{task.path}\0{text}".encode()).hexdigest()
+            if key not in verdicts:
+                verdicts[key] = attached.passes(text, Path(scratch), runner, environ)
+            if verdicts[key]:
+                kept.append(task)
+            else:
+                left_out.append(task.task_id)
+    return kept, left_out
 
 
 def _fetch(requirement: str, folder: Path, into: str, runner: Runner, label: str) -> Path:

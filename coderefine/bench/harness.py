@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from coderefine.bench.review_run import run_review_task
+from coderefine.bench.score import score
+from coderefine.bench.stable import stable_environ
 from coderefine.bench.strategies import Strategy
 from coderefine.bench.suite import REVIEW_KINDS
 from coderefine.bench.task import Task
@@ -82,6 +84,10 @@ class TaskResult:
     verified: int = 0
     verified_fixing: int = 0
     files: int = 1  # the files the task's change spans (a release task may span several)
+    # Scoring runs that failed and ran again with generous limits; flaky: the two runs disagreed (the
+    # task is reported apart, not as a failure).
+    reruns: int = 0
+    flaky: bool = False
 
     @property
     def fixed(self) -> bool:
@@ -131,6 +137,9 @@ def run_task(
     environ: Mapping[str, str],
     clock: Callable[[], float] = time.monotonic,
 ) -> TaskResult:
+    # The loop's and the review's test runs, and the scoring, all see hypothesis without chance or
+    # deadlines: a busy machine must not change what a model is shown or how a task scores.
+    environ = stable_environ(environ)
     if task.kind in REVIEW_KINDS:
         return _review_result(task, strategy, model, settings, runner, environ, clock)
     start = clock()
@@ -138,7 +147,7 @@ def run_task(
         folder = task.materialise(Path(scratch) / "task")
         paths = tuple(getattr(task, "paths", ()) or (task.path,))  # a release task may change several
         originals = {p: (folder / p).read_text("utf-8") for p in paths}
-        before = task.passes(_scored(task, originals), Path(scratch), runner, environ)
+        before = score(task, _scored(task, originals), Path(scratch), runner, environ)
         change = from_worktree([Path(p) for p in paths], cwd=folder, repo=None, max_bytes=4 << 20)
         # Correctness is what is scored: lint warnings of the original code (HumanEval's "l" names) do
         # not block a pass; failing example tests and syntax errors do.
@@ -171,15 +180,15 @@ def run_task(
             finals = {p: result.final.get(p, originals[p]) for p in paths}
         except ModelError as exc:
             error, finals, result = str(exc), originals, None
-        after = task.passes(_scored(task, finals), Path(scratch), runner, environ)
+        after = score(task, _scored(task, finals), Path(scratch), runner, environ)
     usage = result.total_usage if result is not None else None
     return TaskResult(
         task_id=task.task_id,
         bug_type=task.bug_type,
         strategy=strategy.name,
         model=model.name,
-        passed_before=before,
-        passed_after=after,
+        passed_before=before.passed,
+        passed_after=after.passed,
         rounds=sum(1 for r in result.rounds if r.number > 0) if result else 0,
         input_tokens=usage.input_tokens if usage else 0,
         output_tokens=usage.output_tokens if usage else 0,
@@ -205,6 +214,8 @@ def run_task(
         )
         if result
         else (),
+        reruns=before.reran + after.reran,
+        flaky=before.flaky or after.flaky,
     )
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coderefine.bench.stable import stable_environ
 from coderefine.errors import ToolError, UsageError
 from coderefine.project.runner import Runner
 from coderefine.signals.pytest import PLUGIN, PLUGIN_DIR
@@ -257,7 +258,8 @@ def covered_lines(
 def _env(tree: Path, report: Path, environ: Mapping[str, str], test_timeout: float) -> dict[str, str]:
     env = {k: v for k, v in environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     paths = [str(PLUGIN_DIR), str(tree)] + ([str(tree / "src")] if (tree / "src").is_dir() else [])
-    env["PYTHONPATH"] = os.pathsep.join(paths)
+    # Every run the bench starts has hypothesis derandomized and without deadlines (``stable.py``).
+    env = stable_environ({**env, "PYTHONPATH": os.pathsep.join(paths)})
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTEST_CODEREFINE_REPORT"] = str(report)
     env["PYTEST_CODEREFINE_TIMEOUT"] = f"{test_timeout:g}"
@@ -280,7 +282,8 @@ def _outcomes(report: Path) -> tuple[TestOutcome, ...]:
         previous = found.get(nodeid)
         # A test has up to three phases; a failure in any of them fails the test.
         if previous is None or (previous.outcome == "passed" and outcome != "passed"):
-            message = " ".join(str(event.get("message") or "").split())[:300]
+            # Whole lines: an intent written from it drops hypothesis' blocks line by line (intents.py).
+            message = str(event.get("message") or "").strip()[:4000]
             found[nodeid] = TestOutcome(nodeid, outcome, message)
     return tuple(found.values())
 

@@ -93,15 +93,25 @@ def markdown(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> str:
         lines += ["", "Review of pull requests (a rewrite with a mutant inside, and without one):", ""]
         lines += [
             "| strategy | caught [95% CI] | false alarms / clean change | fixes tried | verified | "
-            "verified and fixing |",
-            "| --- | --- | --- | --- | --- | --- |",
+            "verified and fixing | clean changes with a suggestion |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
         ]
         for name, row in reviews.items():
             lines.append(
                 f"| {name} | {rate_cell(row['caught'], row['tasks'])} | "
                 f"{row['false_alarms_per_clean']:.2f} ({row['false_alarms']} on {row['clean_changes']}) | "
-                f"{row['fixes_tried']} | {row['verified']} | {row['verified_fixing']} |"
+                f"{row['fixes_tried']} | {row['verified']} | {row['verified_fixing']} | "
+                f"{row['clean_with_suggestion']} of {row['clean_changes']} "
+                f"({row['clean_suggestions']} offered) |"
             )
+    flaky = {name: row for name, row in table.items() if row["reruns"] or row["flaky"]}
+    if flaky:
+        lines += ["", "Scoring re-runs (a failing score runs once more with generous limits):", ""]
+        lines += ["| strategy | re-runs | flaky tasks (the two runs disagreed; not scored) |"]
+        lines.append("| --- | --- | --- |")
+        for name, row in flaky.items():
+            named = ", ".join(row["flaky_tasks"]) or "none"
+            lines.append(f"| {name} | {row['reruns']} | {row['flaky']}: {named} |")
     pairs = comparisons(results)
     if pairs:
         lines += ["", "Pairwise, on the same tasks (McNemar's exact test):", ""]

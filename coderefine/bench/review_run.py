@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
+from coderefine.bench.score import score
 from coderefine.bench.task import Task
 from coderefine.config import Settings
 from coderefine.doors.review.findings import Finding
@@ -97,7 +98,7 @@ def run_review_task(
         tried = [f for f in report.findings if f.source == "critic" and _fix_tried(f)]
         offered = [f for f in report.findings if f.suggestion is not None]
         fixing = sum(
-            task.passes(_applied(head_text, f), Path(scratch), runner, environ)
+            score(task, _applied(head_text, f), Path(scratch), runner, environ).passed
             for f in offered
             if f.path == task.path
         )

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from coderefine.bench.library import copy_tree, run_suite
+from coderefine.bench.library import SUITE_TIMEOUT, TEST_TIMEOUT, copy_tree, run_suite
 from coderefine.errors import UsageError
 from coderefine.project.runner import Runner
 
@@ -143,17 +143,31 @@ class LibraryTask:
         return tuple(sorted({*self.hidden, *others}))
 
     def passes(
-        self, module_text: str | Mapping[str, str], scratch: Path, runner: Runner, environ: Mapping[str, str]
+        self,
+        module_text: str | Mapping[str, str],
+        scratch: Path,
+        runner: Runner,
+        environ: Mapping[str, str],
+        slack: float = 1,
     ) -> bool:
         """Whether the whole suite (hidden tests included) passes with ``module_text`` as the module (or,
-        for a task of several files, with each file's text of the mapping)."""
+        for a task of several files, with each file's text of the mapping); ``slack`` multiplies the run's
+        and each test's time limit."""
         info = self._info()
         texts = {self.path: module_text} if isinstance(module_text, str) else dict(module_text)
         tree = copy_tree(info.source, scratch / "score")
         try:
             for path, text in texts.items():
                 (tree / path).write_text(text, "utf-8")
-            run = run_suite(info.python, tree, runner, environ, deselect=info.deselect)
+            run = run_suite(
+                info.python,
+                tree,
+                runner,
+                environ,
+                deselect=info.deselect,
+                timeout=SUITE_TIMEOUT * slack,
+                test_timeout=TEST_TIMEOUT * slack,
+            )
         finally:
             _rmtree(tree)
         return run.finished and not run.failed() and bool(run.passed())

@@ -28,8 +28,9 @@ def summary(results: Sequence[TaskResult]) -> dict[str, Any]:
         by_strategy.setdefault(result.strategy, []).append(result)
     table: dict[str, Any] = {}
     for name, rows in by_strategy.items():
-        scored = [r for r in rows if r.kind not in UNSCORED]
-        clean = [r for r in rows if r.kind == "clean"]
+        # A flaky task (its two scoring runs disagreed) is neither fixed nor failed: it is reported apart.
+        scored = [r for r in rows if r.kind not in UNSCORED and not r.flaky]
+        clean = [r for r in rows if r.kind == "clean" and not r.flaky]
         fixed = sum(r.fixed for r in scored)
         low, high = wilson(fixed, len(scored))
         row: dict[str, Any] = {
@@ -61,7 +62,10 @@ def summary(results: Sequence[TaskResult]) -> dict[str, Any]:
             "cost_per_fixed": cost / fixed if fixed else None,
             "seconds": sum(r.seconds for r in rows),
             "gate_rejections": sum(r.gate_rejections for r in rows),
-            "regressions": sum(r.regression for r in rows),
+            "regressions": sum(r.regression for r in rows if not r.flaky),
+            "reruns": sum(r.reruns for r in rows),
+            "flaky": sum(r.flaky for r in rows),
+            "flaky_tasks": [r.task_id for r in rows if r.flaky],
             "errors": sum(bool(r.error) for r in rows),
             "changed": sum(r.changed for r in rows),
             "lines_changed": sum(r.lines_changed for r in rows),
@@ -97,6 +101,9 @@ def review_figures(rows: Sequence[TaskResult]) -> dict[str, Any]:
         "false_alarms": alarms,
         "false_alarms_per_clean": alarms / len(clean) if clean else 0.0,
         "clean_flagged": sum(r.false_alarms > 0 for r in clean),
+        # Suggestions offered on a clean rewrite: each one asks the author to change correct code.
+        "clean_suggestions": sum(r.verified for r in clean),
+        "clean_with_suggestion": sum(r.verified > 0 for r in clean),
         "false_alarms_beside_bugs": sum(r.false_alarms for r in bugs),
         "fixes_tried": sum(r.fixes_tried for r in rows),
         "verified": sum(r.verified for r in rows),
@@ -108,7 +115,7 @@ def comparisons(results: Sequence[TaskResult]) -> list[dict[str, Any]]:
     """McNemar's exact test for every pair of strategies, on the scored tasks both ran."""
     fixed: dict[str, dict[str, bool]] = {}
     for r in results:
-        if r.kind not in UNSCORED:
+        if r.kind not in UNSCORED and not r.flaky:
             fixed.setdefault(r.strategy, {})[r.task_id] = r.fixed
     return [
         {

@@ -50,12 +50,15 @@ class Task:
         """(text the task starts with, text that fixes it) pairs, for the oracle model."""
         return [(self.buggy_solution, self.canonical_solution)]
 
-    def passes(self, module_text: str, scratch: Path, runner: Runner, environ: Mapping[str, str]) -> bool:
-        """Whether the full hidden tests pass with ``module_text`` as the module."""
+    def passes(
+        self, module_text: str, scratch: Path, runner: Runner, environ: Mapping[str, str], slack: float = 1
+    ) -> bool:
+        """Whether the full hidden tests pass with ``module_text`` as the module (``slack`` multiplies
+        the time limit)."""
         program = scratch / "hidden_check.py"
         program.write_text(self.hidden_program(module_text), encoding="utf-8")
         try:
-            done = runner.run([sys.executable, str(program)], cwd=scratch, timeout=HIDDEN_TIMEOUT)
+            done = runner.run([sys.executable, str(program)], cwd=scratch, timeout=HIDDEN_TIMEOUT * slack)
         except ToolError:
             return False
         finally:

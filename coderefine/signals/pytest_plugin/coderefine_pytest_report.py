@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import reprlib
 import signal
+import tempfile
 import threading
 import types
 from typing import Any
@@ -26,6 +28,13 @@ _MAX_LOCALS = 8
 _MAX_REPR = 300
 # Failed asserts whose frame pytest did not rewrite, by (nodeid, phase): their local values.
 _LOCALS: dict[tuple[str, str], list[list[str]]] = {}
+# Folders whose absolute paths a failure's text names relative to them (the run's root first).
+_ROOTS: list[str] = []
+_ADDRESS = re.compile(r"\b(at 0x)[0-9a-fA-F]+\b")
+_TOOK = re.compile(r"\btook \d+\.\d+ ?(?:ms|s|seconds)\b")
+_TEMP = os.path.realpath(tempfile.gettempdir())
+_PYTEST_TEMP = re.compile(re.escape(_TEMP) + r"/pytest-of-[^/\s]+/pytest-\d+/")
+_SCRATCH = re.compile(re.escape(_TEMP) + r"/[^/\s'\"]+")
 
 
 class TestTimeoutError(BaseException):
@@ -39,6 +48,28 @@ def _write(event: dict[str, Any]) -> None:
     with open(_REPORT, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(event) + "\n")
         handle.flush()
+
+
+def pytest_configure(config: Any) -> None:
+    for folder in (str(config.rootpath), os.getcwd()):
+        for found in dict.fromkeys((folder, os.path.realpath(folder))):
+            if len(found) > 1 and found not in _ROOTS:
+                _ROOTS.append(found)
+    _ROOTS.sort(key=len, reverse=True)
+
+
+def stable_text(text: str) -> str:
+    """A failure's text as it reads on every run of the same code: paths below the project relative to
+    it, pytest's ``tmp_path`` folders and other temporary folders as ``<tmp>``, object addresses as
+    ``at 0x...``, hypothesis' measured timings as ``took <time>``. The same replies must reproduce the
+    same run (``--record`` / replay), so what a model is shown may not carry a run's accidents."""
+    for root in _ROOTS:
+        text = text.replace(root + os.sep, "")
+    text = _PYTEST_TEMP.sub("<tmp>/", text)
+    if len(_TEMP) > 1:
+        text = _SCRATCH.sub("<tmp>", text)
+    text = _ADDRESS.sub(r"\g<1>...", text)
+    return _TOOK.sub("took <time>", text)
 
 
 def _on_alarm(signum: int, frame: object) -> None:
@@ -116,7 +147,7 @@ def _plain_assert_locals(excinfo: Any) -> list[list[str]]:
     for name, value in list(names.items()):
         if name.startswith("__") or isinstance(value, _SKIPPED):
             continue
-        values.append([name, _short_repr(value)])
+        values.append([name, stable_text(_short_repr(value))])
         if len(values) >= _MAX_LOCALS:
             break
     return values
@@ -148,7 +179,7 @@ def _crash(report: Any) -> dict[str, Any]:
         if loc is not None:
             frames.append({"path": str(loc.path), "line": loc.lineno})
     return {
-        "message": crash.message if crash is not None else "",
+        "message": stable_text(crash.message) if crash is not None else "",
         "crash_path": str(crash.path) if crash is not None else "",
         "crash_line": crash.lineno if crash is not None else 0,
         "frames": frames[-8:],
@@ -169,7 +200,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     }
     if report.failed:
         event.update(_crash(report))
-        event["text"] = report.longreprtext[-_MAX_TEXT:]
+        event["text"] = stable_text(report.longreprtext)[-_MAX_TEXT:]
         values = _LOCALS.pop((report.nodeid, report.when), None)
         if values:
             event["locals"] = values
@@ -178,5 +209,5 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed:
-        text = str(report.longrepr)
+        text = stable_text(str(report.longrepr))
         _write({"event": "collect_error", "nodeid": report.nodeid, "text": text[-_MAX_TEXT:]})
