@@ -97,7 +97,7 @@ def _pair(checker: _Checker, name: str, task: LibraryTask, clean: str, number: i
         path=task.path,
         function=task.function,
         line=bug_lines[0],
-        intent=intent_for(task.function, meant.kinds, seed),
+        intent=intent_for(task.function, meant.kinds, seed, meant.spelled_out),
         edits=(Edit(before, function_text(head.text, head_info)),),
         visible=visible,
         hidden=hidden,

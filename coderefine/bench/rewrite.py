@@ -3,7 +3,8 @@
 Three rewrites, each one a refactoring a reviewer sees every day: a local renamed (every use, in the
 function and the scopes nested in it), the value of a ``return`` extracted into a variable, and an
 ``if``/``else`` inverted with its condition. None changes behaviour: a renamed local gets a name that
-appears nowhere in the module (so it shadows nothing), parameters are never renamed (callers may pass
+appears nowhere in the module (so it shadows nothing) and says no less than the old one (an abbreviation
+spelled out, or the name qualified by the function's), parameters are never renamed (callers may pass
 them by keyword), and a function that reads its locals by name (``locals()``, ``eval``) is left alone.
 The choices depend only on the function's code and ``seed``, so the same rewrite applies to a clean
 function and to its mutant alike.
@@ -12,6 +13,7 @@ function and to its mutant alike.
 from __future__ import annotations
 
 import builtins
+import keyword
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,23 +21,36 @@ from dataclasses import dataclass
 import libcst as cst
 
 RENAME, EXTRACT, INVERT = "rename", "extract", "invert"
-# Plausible names for a renamed local; the first one free in the module is taken.
-_NAMES = (
-    "value",
-    "current",
-    "item",
-    "entry",
-    "part",
-    "piece",
-    "found",
-    "acc",
-    "res",
-    "tmp",
-    "buf",
-    "token",
-    "elem",
-    "cur",
-)
+# A renamed local must read no worse than before, or a reviewer who says the names got vaguer is right:
+# an abbreviation is spelled out; any other name is qualified by the function's name
+# (``parts`` in ``words()`` becomes ``words_parts``), never swapped for a vaguer word.
+_EXPANSIONS = {
+    "arr": "array",
+    "attr": "attribute",
+    "attrs": "attributes",
+    "buf": "buffer",
+    "cfg": "config",
+    "ch": "char",
+    "cnt": "count",
+    "cur": "current",
+    "curr": "current",
+    "elem": "element",
+    "elems": "elements",
+    "i": "index",
+    "idx": "index",
+    "k": "key",
+    "ln": "line",
+    "msg": "message",
+    "num": "number",
+    "nums": "numbers",
+    "pos": "position",
+    "prev": "previous",
+    "res": "result",
+    "sep": "separator",
+    "v": "value",
+    "val": "value",
+    "vals": "values",
+}
 _RESULTS = ("result", "outcome", "out", "ret", "answer")
 _DYNAMIC = {"locals", "vars", "eval", "exec", "globals"}
 _NEGATE = {
@@ -55,6 +70,7 @@ class Rewrite:
 
     text: str
     kinds: tuple[str, ...]
+    spelled_out: bool = False  # every rename spelled out an abbreviation
 
 
 def rewrite_function(
@@ -77,13 +93,45 @@ def rewrite_function(
     rng = random.Random(f"{seed}:{qualname}")
     candidates = sorted(facts.assigned - facts.params - facts.declared)
     rng.shuffle(candidates)
-    free = [n for n in _NAMES if n not in taken]
-    mapping = dict(zip(candidates[:2], free, strict=False)) if RENAME in only else {}
+    mapping = _renames(candidates[:2], qualname, taken) if RENAME in only else {}
     result_name = next((n for n in _RESULTS if n not in taken and n not in mapping.values()), "")
     rewriter = _Rewriter(qualname, mapping, result_name if EXTRACT in only else "", INVERT in only)
     changed = module.visit(rewriter)
     kinds = tuple(k for k in (RENAME, EXTRACT, INVERT) if k in rewriter.done)
-    return Rewrite(changed.code if kinds else text, kinds)
+    return Rewrite(
+        changed.code if kinds else text,
+        kinds,
+        spelled_out=all(_EXPANSIONS.get(o) == n for o, n in mapping.items()),
+    )
+
+
+def _renames(names: Sequence[str], qualname: str, taken: set[str]) -> dict[str, str]:
+    """A new name for each of ``names`` that says at least as much: the abbreviation spelled out, or the
+    name qualified by the function's own (``parts`` in ``words`` -> ``words_parts``); a name with no
+    free such choice keeps its name."""
+    qualifier = qualname.rsplit(".", 1)[-1].strip("_").split("_")[0].lower()
+    mapping: dict[str, str] = {}
+    for name in names:
+        bare = name.lstrip("_")
+        options = [
+            _EXPANSIONS.get(bare, ""),
+            f"{qualifier}_{bare}" if qualifier and not bare.startswith(qualifier) else "",
+        ]
+        chosen = next(
+            (
+                o
+                for o in options
+                if o
+                and o.isidentifier()
+                and not keyword.iskeyword(o)
+                and o not in taken
+                and o not in mapping.values()
+            ),
+            None,
+        )
+        if chosen is not None:
+            mapping[name] = chosen
+    return mapping
 
 
 def _all_names(module: cst.Module) -> set[str]:
@@ -273,10 +321,10 @@ def negate(test: cst.BaseExpression) -> cst.BaseExpression:
     return cst.UnaryOperation(cst.Not(), test)
 
 
-def intent_for(function: str, kinds: Sequence[str], seed: int) -> str:
-    """A plausible refactoring message for the pull request."""
+def intent_for(function: str, kinds: Sequence[str], seed: int, spelled_out: bool = False) -> str:
+    """A plausible refactoring message for the pull request, claiming only what the rewrite did."""
     what = {
-        RENAME: "clearer local names",
+        RENAME: "spell out abbreviated local names" if spelled_out else "more specific local names",
         EXTRACT: "name the returned value",
         INVERT: "handle the simple case first",
     }

@@ -1,4 +1,5 @@
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from coderefine.bench.harness import TaskResult
@@ -62,15 +63,33 @@ def test_review_metrics_reach_the_table_and_results_json(tmp_path: Path) -> None
     results = [
         review_result("review", True, 0, 1, 1),
         review_result("review", False, 1, 1, 0),
-        review_result("review-clean", False, 2, 0, 0),
+        review_result("review-clean", False, 2, 2, 0),
         review_result("review-clean", False, 0, 0, 0),
     ]
     text = markdown(results, {"suite": "s", "model": "m"})
-    assert "| review | 1/2 50% [9-91] | 1.00 (2 on 2) | 6 | 2 | 1 |" in text
+    assert "| review | 1/2 50% [9-91] | 1.00 (2 on 2) | 8 | 4 | 1 | 1 of 2 (2 offered) |" in text
     write_reports(results, {"suite": "s", "model": "m"}, tmp_path)
     data = json.loads((tmp_path / "results.json").read_text())
     review = data["summary"]["review"]["review"]
     assert (review["caught"], review["tasks"], review["false_alarms_per_clean"]) == (1, 2, 1.0)
     assert review["clean_flagged"] == 1 and review["false_alarms_beside_bugs"] == 1
+    # Suggestions offered on correct rewrites are their own figure.
+    assert (review["clean_with_suggestion"], review["clean_suggestions"]) == (1, 2)
     assert data["summary"]["review"]["tasks"] == 2  # negatives are not scored
     assert {t["caught"] for t in data["tasks"]} == {True, False}
+
+
+def test_flaky_tasks_are_reported_apart_not_as_failures(tmp_path: Path) -> None:
+    steady = replace(result("coderefine", True), task_id="lib/001", reruns=1)
+    flaky = replace(result("coderefine", True), task_id="lib/002", reruns=1, flaky=True)
+    failed = replace(result("coderefine", False), task_id="lib/003", reruns=2)
+    results = [steady, flaky, failed, replace(flaky, strategy="one-shot", passed_after=False)]
+    text = markdown(results, {"suite": "s", "model": "m"})
+    assert "| coderefine | 1/2 50% [9-91] |" in text  # the flaky task is neither fixed nor failed
+    assert "| coderefine | 4 | 1: lib/002 |" in text
+    write_reports(results, {"suite": "s", "model": "m"}, tmp_path)
+    data = json.loads((tmp_path / "results.json").read_text())
+    row = data["summary"]["coderefine"]
+    assert (row["tasks"], row["reruns"], row["flaky"], row["flaky_tasks"]) == (2, 4, 1, ["lib/002"])
+    assert data["comparisons"] == []  # the only task both strategies ran was flaky
+    assert [t["flaky"] for t in data["tasks"]] == [False, True, False, True]

@@ -68,6 +68,25 @@ def test_new_names_shadow_nothing_in_the_module() -> None:
     done = rewrite_function("value = 1\n\ndef f(a):\n    b = a + value\n    return b\n", "f", 0)
     assert "value = 1\n" in done.text
     assert run(done.text, "f", 2) == 3
+    taken = "index = 0\n\ndef f(a):\n    idx = a + index\n    return idx\n"
+    done = rewrite_function(taken, "f", 0, only=frozenset((RENAME,)))
+    assert "f_idx = a + index" in done.text and run(done.text, "f", 2) == 2
+
+
+def test_renamed_locals_say_no_less_than_before() -> None:
+    """A rename never swaps a name for a vaguer word (``value``, ``current``, ``entry``): it spells out
+    an abbreviation or qualifies the name by the function's, and the intent claims only that."""
+    text = "def total_of(items):\n    acc = 0\n    for idx in range(len(items)):\n        acc += items[idx]\n    return acc\n"
+    done = rewrite_function(text, "total_of", 0, only=frozenset((RENAME,)))
+    assert "for index in range(len(items)):" in done.text and "total_acc = 0" in done.text
+    assert not done.spelled_out
+    assert run(done.text, "total_of", [1, 2]) == 3
+    spelled = rewrite_function("def f(a):\n    idx = a\n    return idx\n", "f", 0, only=frozenset((RENAME,)))
+    assert "index = a" in spelled.text and spelled.spelled_out
+    for seed in range(5):
+        renamed = rewrite_function(SOURCE, "words", seed).text
+        assert all(f" {vague} = " not in renamed for vague in ("value", "current", "entry", "item", "tmp"))
+    assert "spell out abbreviated local names" in intent_for("f", (RENAME,), 1, spelled_out=True)
 
 
 def test_a_function_that_reads_its_locals_by_name_is_left_alone() -> None:
@@ -78,4 +97,6 @@ def test_a_function_that_reads_its_locals_by_name_is_left_alone() -> None:
 
 def test_the_same_seed_makes_the_same_choices() -> None:
     assert rewrite_function(SOURCE, "words", 7) == rewrite_function(SOURCE, "words", 7)
-    assert intent_for("words", (RENAME,), 1).endswith("`words()`: clearer local names; no behaviour change.")
+    assert intent_for("words", (RENAME,), 1).endswith(
+        "`words()`: more specific local names; no behaviour change."
+    )

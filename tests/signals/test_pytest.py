@@ -242,3 +242,43 @@ def test_an_assert_pytest_did_not_rewrite_shows_its_local_values_bounded_and_red
     assert "a1B2c3D4e5F6g7H8i9J0k1L2m3" not in values and "«secret:anthropic-key:" in values
     # pytest shows a rewritten assert's values itself: nothing is added.
     assert "Local values" not in signals["test_rewritten"].detail
+
+
+STABLE_TESTS = """import time
+
+
+class Thing:
+    pass
+
+
+def test_address():
+    thing = Thing()
+    assert thing is None, f"{thing!r} is not None"
+
+
+def test_paths(tmp_path):
+    import os
+    here = os.path.join(os.getcwd(), "data", "file.txt")
+    assert False, f"{here} and {tmp_path / 'out.txt'}"
+
+
+def test_timing():
+    raise AssertionError("the call took 12.34ms, too long")
+"""
+
+
+def test_failure_text_is_the_same_in_any_folder_and_run(tmp_path: Path) -> None:
+    """What a model is shown of a failure carries no run's accidents: the folder the tests ran in, a
+    tmp_path, an object's address, a measured time."""
+    seen = []
+    for name in ("first", "second-folder"):
+        tree = tmp_path / name
+        write_files(tree, {"test_stable.py": STABLE_TESTS})
+        result = run(tree, ["test_stable.py"])
+        signals = sorted(result.signals, key=lambda s: s.code)
+        assert len(signals) == 3, result
+        seen.append([(s.message, s.detail) for s in signals])
+    assert seen[0] == seen[1]
+    text = "\n".join(m + d for m, d in seen[0])
+    assert str(tmp_path) not in text and "0x..." in text and "took <time>" in text
+    assert "data/file.txt and <tmp>/test_paths0/out.txt" in text
