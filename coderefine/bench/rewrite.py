@@ -86,6 +86,9 @@ def rewrite_function(
     if function is None:
         return Rewrite(text, ())
     facts = _Facts()
+    # The function's own parameters too: a parameter it assigns again (``number = abs(number)``) is
+    # still a parameter, which a caller may pass by keyword.
+    function.params.visit(facts)
     function.body.visit(facts)
     if facts.names & _DYNAMIC:
         return Rewrite(text, ())

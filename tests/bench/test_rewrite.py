@@ -73,6 +73,14 @@ def test_new_names_shadow_nothing_in_the_module() -> None:
     assert "f_idx = a + index" in done.text and run(done.text, "f", 2) == 2
 
 
+def test_a_parameter_assigned_again_keeps_its_name() -> None:
+    text = "def ordinal(number):\n    number = abs(number)\n    suffix = 'th' if number > 3 else 'st'\n    return suffix\n"
+    done = rewrite_function(text, "ordinal", 0, only=frozenset((RENAME,)))
+    assert "def ordinal(number):" in done.text and "number = abs(number)" in done.text
+    assert "ordinal_suffix = " in done.text
+    assert run(done.text, "ordinal", -5) == run(text, "ordinal", -5)
+
+
 def test_renamed_locals_say_no_less_than_before() -> None:
     """A rename never swaps a name for a vaguer word (``value``, ``current``, ``entry``): it spells out
     an abbreviation or qualifies the name by the function's, and the intent claims only that."""
