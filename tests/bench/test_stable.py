@@ -41,8 +41,8 @@ def test_records_its_examples(number):
 
 class TestInAClass:
     @settings(deadline=1, max_examples=3)
-    @given(st.text())
-    def test_method_past_its_deadline(self, text):
+    @given(st.booleans())
+    def test_method_past_its_deadline(self, flag):
         busy(0.005)
 """
 
