@@ -77,9 +77,10 @@ class Builder:
 
         Only the tests that run the changed lines run (all of them when a changed line runs at import):
         a test that never reaches a line cannot see it change. A run in which a test passed its time
-        limit runs once more with a limit five times longer, so that a busy machine does not decide what
-        is kept; a change that still makes a test hang, or makes the whole run pass its own limit (many
-        times a normal run's length), is no task: scoring must stay fast and certain."""
+        limit, or which passed its own, runs once more with a per-test limit five times longer and a
+        run limit four times longer, so that a busy machine does not decide what is kept; a change that
+        still makes a test hang, or makes the whole run pass its own limit (many times a normal run's
+        length), is no task: scoring must stay fast and certain."""
         target = self.tree / path
         original = target.read_text("utf-8")
         only = self.coverage.tests_for(path, differing_lines(text, original))
@@ -88,7 +89,10 @@ class Builder:
         target.write_text(text, "utf-8")
         try:
             run = self._run(only, 1)
-            if run.finished and run.hung():
+            # A run cut short by its own limit is retried too: on a busy machine a mutant that fails many
+            # tests (each with its traceback) passed 30 s and was dropped, so the kept mutants, and every
+            # task after them, depended on the load.
+            if not run.finished or run.hung():
                 run = self._run(only, SLOW_RETRY)
         finally:
             target.write_text(original, "utf-8")
@@ -102,7 +106,7 @@ class Builder:
             self.environ,
             only=only,
             deselect=self.deselect,
-            timeout=MUTANT_RUN_TIMEOUT * (2 if slack > 1 else 1),
+            timeout=MUTANT_RUN_TIMEOUT * (4 if slack > 1 else 1),
             test_timeout=MUTANT_TEST_TIMEOUT * slack,
             warm=self.warm,
         )

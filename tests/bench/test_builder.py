@@ -12,7 +12,7 @@ import pytest
 
 from coderefine.bench import builder as builder_module
 from coderefine.bench.builder import Builder
-from coderefine.bench.library import covered_lines, pin_pytest_root
+from coderefine.bench.library import SuiteRun, covered_lines, pin_pytest_root
 from coderefine.project.runner import SubprocessRunner
 
 ENV = {"PATH": os.environ["PATH"]}
@@ -78,3 +78,23 @@ def test_a_candidate_that_hangs_is_no_task(tmp_path: Path, monkeypatch: pytest.M
     builder = make_builder(tmp_path)
     assert builder.failing("lib.py", LIBRARY.replace("n -= 1", "n -= 0")) is None
     assert (builder.tree / "lib.py").read_text() == LIBRARY  # put back
+
+
+def test_a_run_cut_short_by_its_own_limit_is_run_again_with_more_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy machine that makes a whole run pass its limit does not decide that a mutant is no task."""
+    builder = make_builder(tmp_path)
+    real = builder_module.run_suite
+    limits: list[float] = []
+
+    def first_run_cut_short(*args: object, **kwargs: object) -> SuiteRun:
+        limits.append(float(kwargs["timeout"]))  # type: ignore[arg-type]
+        if len(limits) == 1:
+            return SuiteRun((), False, "the run passed its limit")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builder_module, "run_suite", first_run_cut_short)
+    run = builder.failing("lib.py", LIBRARY.replace("total += n", "total += n + 1"))
+    assert run is not None and run.failed() == {"test_lib.py::test_loop"}
+    assert limits[1] > limits[0]
