@@ -9,6 +9,8 @@
 
 The manifest keeps each library's pin, licence, test dependencies and build settings, and each task's
 record (kind, shape, strength, mutation, file, function, line, test split): never the library's code.
+A library of the current manifest that no folder names keeps its entry, so one library can be rebuilt
+alone (``python benchmarks/suite_manifest.py suites/inflection``).
 """
 
 from __future__ import annotations
