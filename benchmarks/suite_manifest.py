@@ -5,7 +5,7 @@
         --requires pytest==9.2.0,freezegun==1.5.5,coverage==7.17.5 -o suites/humanize
     coderefine bench make-suite inflection==0.5.1 --tasks 24 --seed 1 -o suites/inflection
     python benchmarks/suite_manifest.py suites/tabulate suites/humanize suites/inflection
-    python benchmarks/suite_manifest.py --keep suites/boltons-26.2.0   # replace or add only these
+    python benchmarks/suite_manifest.py suites/boltons-26.2.0   # replace or add only this one
 
 The manifest keeps each library's pin, licence, test dependencies and build settings, and each task's
 record (kind, shape, strength, mutation, file, function, line, test split): never the library's code.
@@ -34,8 +34,7 @@ ABOUT = {
 
 
 def main(folders: list[str]) -> int:
-    keep = "--keep" in folders
-    folders = [f for f in folders if f != "--keep"]
+    folders = [f for f in folders if f != "--keep"]  # keeping the others is the default; the flag stays valid
     libraries: list[dict[str, object]] = []
     kept: list[list[dict[str, object]]] = []
     for folder in folders:
@@ -60,7 +59,7 @@ def main(folders: list[str]) -> int:
             libraries[-1]["upgrade_to"] = library["upgrade_to"]
             libraries[-1]["fail_to_pass"] = library["fail_to_pass"]
             libraries[-1]["pass_to_pass"] = library["pass_to_pass"]
-    if keep:
+    if MANIFEST.exists():
         # The manifest's other suites stay as they are, in their place; the built ones replace theirs.
         def key(row: dict[str, object]) -> tuple[object, ...]:
             return row["name"], row["version"], row.get("upgrade_to", "")

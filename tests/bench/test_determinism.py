@@ -22,7 +22,7 @@ from coderefine.bench.strategies import strategies
 from coderefine.bench.suite import SUITE_FILE, LibraryTask, load_suite
 from coderefine.config import Settings
 from coderefine.models.replay import RecordingModel
-from coderefine.runner import SubprocessRunner
+from coderefine.project.runner import SubprocessRunner
 from tests.bench.hypokit import make_project
 
 ENV = {"PATH": os.environ["PATH"]}

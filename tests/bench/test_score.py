@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from coderefine.bench.score import GENEROUS, Score, score
-from coderefine.runner import Runner, SubprocessRunner
+from coderefine.project.runner import Runner, SubprocessRunner
 
 
 class ScriptedTask:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from coderefine.bench.library import run_suite
 from coderefine.bench.stable import PLUGIN_DIR, STABLE_PLUGIN, stable_environ
-from coderefine.runner import SubprocessRunner
+from coderefine.project.runner import SubprocessRunner
 from tests.conftest import write_files
 
 ENV = {"PATH": os.environ["PATH"]}

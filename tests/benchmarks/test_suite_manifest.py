@@ -1,4 +1,4 @@
-"""Writing the manifest from built suites: a library rebuilt alone replaces its own entry only."""
+"""Writing the manifest from built suites: a suite rebuilt alone replaces its own entry only."""
 
 from __future__ import annotations
 
@@ -15,7 +15,11 @@ def test_a_library_rebuilt_alone_replaces_only_its_entry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     manifest = tmp_path / "suites.json"
-    old = [{"name": "alpha", "records": ["old"]}, {"name": "beta", "records": ["kept"]}]
+    old = [
+        {"name": "alpha", "version": "1", "records": ["old"]},
+        {"name": "alpha", "version": "1", "upgrade_to": "2", "records": ["release"]},
+        {"name": "beta", "version": "3", "records": ["kept"]},
+    ]
     manifest.write_text(json.dumps({"about": "", "libraries": old}))
     monkeypatch.setattr(suite_manifest, "MANIFEST", manifest)
     folder = tmp_path / "alpha"
@@ -27,5 +31,7 @@ def test_a_library_rebuilt_alone_replaces_only_its_entry(
     write_suite(folder, library | {"seed": 1, "requested": 4, "tests": 9}, [task])
     assert suite_manifest.main([str(folder)]) == 0
     written = json.loads(manifest.read_text())["libraries"]
-    assert [lib["name"] for lib in written] == ["alpha", "beta"]
-    assert written[0]["records"][0]["task_id"] == "alpha/000" and written[1]["records"] == ["kept"]
+    # Entries are told apart by (name, version, upgrade_to): a release pair of the same library stays.
+    assert [lib["name"] for lib in written] == ["alpha", "alpha", "beta"]
+    assert written[0]["records"][0]["task_id"] == "alpha/000"
+    assert written[1]["records"] == ["release"] and written[2]["records"] == ["kept"]
