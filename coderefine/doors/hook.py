@@ -29,11 +29,14 @@ from coderefine.version import __version__
 if TYPE_CHECKING:
     from coderefine.models.base import Model
     from coderefine.refiner.records import RefineResult
-    from coderefine.signals.base import Comparison
+    from coderefine.signals.base import Comparison, Signal
 
 # The version of the prompts and formats; part of every cache key. Kept equal to
 # coderefine.refiner.prompting.PROTOCOL_VERSION (a test checks it) so that a cache hit imports nothing more.
 PROTOCOL_VERSION = "2"
+
+# The characters of introduced signals a file's verdict lists (about 25 lines); the rest is counted.
+HOOK_SCREEN = 2_000
 
 Mode = Literal["fix", "check", "signals"]
 Status = Literal["clean", "fixed", "findings", "skipped", "not-written"]
@@ -78,6 +81,14 @@ class HookResult:
         cached = sum(1 for v in self.verdicts if v.cached)
         lines.append(f"coderefine hook: {len(self.verdicts)} file(s), {cached} from the cache")
         return "\n".join(lines) + "\n"
+
+
+def signal_rows(signals: Sequence[Signal]) -> tuple[str, ...]:
+    """One line per introduced signal, folded by where tests fail: a one-line bug that fails 137 tests
+    is a screen of the first failures of each group and a count, not 137 lines in a commit's output."""
+    from coderefine.report.text import signal_entries, signal_line
+
+    return tuple(row.removeprefix("  ") for row in signal_entries(signals, HOOK_SCREEN, full=signal_line))
 
 
 def context_lines(comparison: Comparison) -> tuple[str, ...]:
@@ -219,7 +230,6 @@ class Hook:
     def _review(self, change: Change, key: str, files: Sequence[str], deadline: float | None) -> _Work:
         # Imported here: a run where every file is a cache hit never needs them.
         from coderefine.refiner.loop import refine, review
-        from coderefine.report.text import signal_line
         from coderefine.signals.check import CheckResult
         from coderefine.signals.evaluate import Evaluator
 
@@ -234,7 +244,7 @@ class Hook:
                 evaluation = evaluator.evaluate({path: change.files[0].after.text})
                 result = CheckResult(change, evaluation, tuple(evaluator.tests))
                 failing = result.failed(self._settings.fail_on)
-                lines = tuple(signal_line(s) for s in evaluation.comparison.introduced)
+                lines = signal_rows(evaluation.comparison.introduced)
                 lines += tuple(f"{s.source} did not run: {s.note}" for s in evaluation.comparison.missing())
                 lines += context_lines(evaluation.comparison)
                 return _Work(FileVerdict(path, "findings" if failing else "clean", lines), key)
@@ -253,14 +263,13 @@ class Hook:
         """What the hook prints for a file: the introduced signals and (when ``findings`` remain) the
         critic's issues, then how many signals were already there and which tests ran."""
         from coderefine.doors.fix import write_decision
-        from coderefine.report.text import signal_line
         from coderefine.signals.base import SEVERITY_RANK
 
         floor = SEVERITY_RANK.get(self._settings.fail_on, 4)
         # What stays in the file: the final version when it is written, else the file as it is.
         declined = result.changed and not write_decision(result).write
         comparison = result.initial.comparison if declined else result.evaluation.comparison
-        lines = [signal_line(s) for s in comparison.introduced]
+        lines = list(signal_rows(comparison.introduced))
         lines += [f"{s.source} did not run: {s.note}" for s in comparison.missing()]
         if findings and result.critique is not None and result.stop != "passed":
             for issue in result.critique.issues:

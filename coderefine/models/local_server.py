@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from coderefine.errors import ProviderUnavailableError
+from coderefine.models.windows import LOCAL_CONTEXT
 
 # Runs the server as ``python -m llama_cpp.server`` would, with one thread that exits the process when
 # stdin reaches its end (the parent is gone).
@@ -58,8 +59,7 @@ def cpu_threads() -> int:
 class ServerOptions:
     model: Path
     python: str
-    # 8,192 tokens of context hold a prompt of ~7k tokens and a reply of 1k: what a small model can use.
-    context: int = 8192
+    context: int = LOCAL_CONTEXT
     # llama-cpp-python's default is half the cores; a run on a CPU wants all that it is allowed.
     threads: int = 0
     chat_format: str = ""  # "" = the chat template in the GGUF file

@@ -17,6 +17,7 @@ from coderefine.edits.symbols import changed_symbols
 from coderefine.errors import BudgetExceededError, TimeLimitError
 from coderefine.models.base import Block, Message, Model, ModelReply, ModelRequest, Role, Usage
 from coderefine.models.prices import cost_of
+from coderefine.models.windows import signal_budget
 from coderefine.project.change import Change
 from coderefine.project.redact import Redactor
 from coderefine.refiner.context import FileView, named_spans, unseen_note, views_for
@@ -137,7 +138,11 @@ class Session:
             settings.max_output_tokens,
             merge=self.merge,
             edit_format=self.edit_format,
-            signal_tokens=settings.signal_tokens,
+            signal_tokens=signal_budget(
+                settings.signal_tokens,
+                "signal_tokens" in settings.sources,
+                (settings.model, settings.author_model, settings.critic_model, settings.reviser_model),
+            ),
         )
         self.allowed = list(change.paths)
         self.redactor = Redactor()

@@ -310,3 +310,18 @@ def test_the_hook_says_what_was_already_there_and_which_tests_ran(make_repo: Rep
     assert "tests/test_mod.py::test_add" in text
     assert "  already there before the change (not counted): 2" in text  # F401 and a format run
     assert "  pytest: 2 tests ran from tests/test_mod.py, 1 failed" in text  # "ok" only when all passed
+
+
+def test_a_bug_that_fails_many_tests_is_folded_in_the_hook_output(make_repo: RepoFactory) -> None:
+    """Sixty plain tests fail at the same assert of a helper: the verdict lists a few and counts the rest."""
+    helper = "from pkg.mod import add\n\n\ndef check(n):\n    assert add(n, 1) == n + 1\n\n"
+    tests = helper + "".join(f"\ndef test_add_{n}():\n    check({n})\n\n" for n in range(60))
+    root = make_repo({**SMALL_PROJECT, "tests/test_mod.py": tests})
+    write_files(root, {"pkg/mod.py": BUGGY})
+    git(root, "add", "pkg/mod.py")
+    text = run_hook(root, "signals").render()
+    listed = [row for row in text.splitlines() if "tests/test_mod.py::test_add_" in row]
+    assert 2 <= len(listed) <= 10, text
+    assert f"... and {60 - len(listed)} more that failed the same way at tests/test_mod.py:5" in text, text
+    assert "signals are counted, not listed" in text and "coderefine check --format json" in text
+    assert "  pytest: 60 tests ran from tests/test_mod.py, 60 failed" in text

@@ -273,3 +273,37 @@ def test_a_revision_that_undoes_the_change_keeps_the_critic_on_the_lines_it_rewr
     code = confirming.system[-1].text
     assert "only the parts this change touches are shown" in code and "return a + b" in code
     assert "return x + 250" not in code  # the other 1,200 lines stay an outline
+
+
+def test_a_small_local_model_is_sent_a_smaller_signals_section_unless_the_budget_was_chosen(
+    make_repo: RepoFactory,
+) -> None:
+    """Eighty tests fail at one helper's assert: a gguf: model's 8k context gets a signals section of
+    about 512 tokens, a hosted model's the default 1,500, and a budget the user set is kept."""
+    helper = "from pkg.mod import add\n\n\ndef check(n):\n    assert add(n, 1) == n + 1, f'add({n}, 1)'\n\n"
+    tests = helper + "".join(f"\ndef test_add_{n}():\n    check({n})\n\n" for n in range(80))
+
+    root = make_repo({**SMALL_PROJECT, "tests/test_mod.py": tests})
+    write_files(root, {"pkg/mod.py": BUGGY})
+    repo = GitRepo.find(root)
+    change = from_worktree([Path("pkg/mod.py")], cwd=root, repo=repo, max_bytes=1 << 20)
+
+    def signals_of(settings: Settings) -> str:
+        model = scripted(revise(), FIX, PASS, PASS)
+        run(change, project_files(root, repo), model, settings)
+        assert model.history[0].role == "critic"
+        text = model.history[0].messages[0].text
+        return text[text.index("Signals introduced") :]
+
+    hosted = signals_of(Settings(model="claude-sonnet-4-5"))
+    small = signals_of(Settings(model="gguf:qwen2.5-coder-0.5b", edit_format="search-replace"))
+    chosen = signals_of(
+        Settings(
+            model="gguf:qwen2.5-coder-0.5b",
+            edit_format="search-replace",
+            sources={"signal_tokens": "pyproject.toml"},
+        )
+    )
+    assert len(small) < 512 * 4 + 600 < len(hosted)
+    assert chosen == hosted
+    assert "more that failed the same way" in small

@@ -1,0 +1,61 @@
+"""How much context a model has, as far as its name tells, and what the signals section may take of it.
+
+The signals section is folded to about ``signal-tokens`` tokens (1,500 by default). That default suits a
+hosted model with a long context; a small local model served with 8k tokens of context needs the room for
+the file and its own reply, so when the user has not chosen a budget it is cut to a sixteenth of the
+smallest context among the models that read the signals. A model whose window the name does not tell
+keeps the default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from coderefine.edits.formats import SMALL_MODEL_BILLIONS, model_size_billions
+
+# The context of the llama.cpp server coderefine starts for a gguf: model: 8,192 tokens hold a prompt of
+# ~7k tokens and a reply of 1k, what a small model can use.
+LOCAL_CONTEXT = 8192
+# The smallest share of a context the signals may take, and the least they are ever given: below a few
+# hundred tokens not even one failure with its traceback fits.
+SHARE = 16
+FLOOR = 400
+# Context windows by the start of a model's name (after any "provider:" and "org/" prefix). Where a
+# family has members of several sizes, the smallest is given: the budget is a ceiling, not a target.
+_WINDOWS = (
+    ("claude-", 200_000),
+    ("gpt-4.1", 1_000_000),
+    ("gpt-4o", 128_000),
+    ("gpt-5", 400_000),
+    ("o3", 200_000),
+    ("o4", 200_000),
+    ("gemini-", 1_000_000),
+    ("deepseek-", 64_000),
+    ("mistral-large", 128_000),
+)
+
+
+def context_window(model: str) -> int | None:
+    """The tokens of context ``model`` has, or None when its name does not tell. A ``gguf:`` file runs in
+    the server coderefine starts, with ``LOCAL_CONTEXT`` tokens; a name that gives at most 8B parameters
+    (``ollama:qwen2.5-coder:1.5b``) is taken to be served the same way."""
+    if model.startswith("gguf:"):
+        return LOCAL_CONTEXT
+    provider, _, rest = model.partition(":")
+    name = (rest if rest and provider.isidentifier() else model).rsplit("/", 1)[-1].lower()
+    for prefix, window in _WINDOWS:
+        if name.startswith(prefix):
+            return window
+    size = model_size_billions(name)
+    return LOCAL_CONTEXT if size is not None and size <= SMALL_MODEL_BILLIONS else None
+
+
+def signal_budget(setting: int, chosen: bool, models: Iterable[str]) -> int:
+    """The signals section's budget in tokens: ``setting`` when the user chose it (or it is 0, no limit);
+    otherwise ``setting`` cut to a sixteenth of the smallest known context among ``models``."""
+    if chosen or not setting:
+        return setting
+    windows = [w for w in (context_window(m) for m in models if m) if w is not None]
+    if not windows:
+        return setting
+    return max(FLOOR, min(setting, min(windows) // SHARE))
