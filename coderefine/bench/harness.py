@@ -88,6 +88,7 @@ class TaskResult:
     # task is reported apart, not as a failure).
     reruns: int = 0
     flaky: bool = False
+    edit_format: str = ""  # how the author and reviser wrote edits (edits/formats.py); "" for a review
 
     @property
     def fixed(self) -> bool:
@@ -216,6 +217,7 @@ def run_task(
         else (),
         reruns=before.reran + after.reran,
         flaky=before.flaky or after.flaky,
+        edit_format=result.edit_format if result else "",
     )
 
 

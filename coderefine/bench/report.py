@@ -41,8 +41,10 @@ def markdown(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> str:
         "cost / fixed",
         "tokens / fixed",
         "time",
+        "time / task",
         "gate rejections",
         "regressions",
+        "edit format",
     ]
     lines = [
         f"# coderefine bench: {meta.get('suite', '')} with {meta.get('model', '')}",
@@ -63,8 +65,10 @@ def markdown(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> str:
             _money(row["cost_per_fixed"]),
             "-" if per_fixed is None else f"{per_fixed:,.0f}",
             f"{row['seconds']:.0f}s",
+            f"{row.get('seconds_per_task', 0.0):.0f}s",
             str(row["gate_rejections"]),
             str(row["regressions"]),
+            ", ".join(row.get("edit_formats", ())) or "-",
         ]
         lines.append("| " + " | ".join(cells) + " |")
     for dimension in ("kind", "shape", "strength", "mutation"):

@@ -61,6 +61,8 @@ def summary(results: Sequence[TaskResult]) -> dict[str, Any]:
             "tokens_per_fixed": tokens / fixed if fixed else None,
             "cost_per_fixed": cost / fixed if fixed else None,
             "seconds": sum(r.seconds for r in rows),
+            "seconds_per_task": sum(r.seconds for r in rows) / len(rows),
+            "edit_formats": sorted({r.edit_format for r in rows if r.edit_format}),
             "gate_rejections": sum(r.gate_rejections for r in rows),
             "regressions": sum(r.regression for r in rows if not r.flaky),
             "reruns": sum(r.reruns for r in rows),

@@ -63,6 +63,21 @@ def test_the_do_nothing_model_fixes_nothing(tmp_path: Path) -> None:
     assert all(not r.passed_before for r in results)
 
 
+def test_each_result_says_its_edit_format_and_the_table_its_seconds_per_task() -> None:
+    from coderefine.bench.report import markdown
+
+    tasks = select_tasks(load_tasks(), limit=1)
+    settings = Settings(model="gguf:qwen2.5-coder-0.5b")  # "auto" chooses by this name: definition
+    results = run_bench(
+        tasks, strategies("one-shot"), oracle, settings, SubprocessRunner(), ENV, cache_dir=None, jobs=1
+    )
+    assert [r.edit_format for r in results] == ["definition"]
+    row = summary(results)["one-shot"]
+    assert row["edit_formats"] == ["definition"] and row["seconds_per_task"] == results[0].seconds
+    table = markdown(results, {"suite": "s", "model": "m"})
+    assert "| time / task |" in table and "| definition |" in table
+
+
 def test_runs_resume_from_the_cache(tmp_path: Path) -> None:
     tasks = select_tasks(load_tasks(), ids=["2"])
     seen: list[bool] = []
