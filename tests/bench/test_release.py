@@ -15,7 +15,7 @@ from coderefine.bench.build import Source, make_suite
 from coderefine.bench.harness import run_bench
 from coderefine.bench.models import DoNothingModel, OracleModel
 from coderefine.bench.pypi import pairs_after, released, releases
-from coderefine.bench.release import changelog_entry, cut, relative
+from coderefine.bench.release import cut, relative
 from coderefine.bench.strategies import strategies
 from coderefine.bench.suite import load_suite
 from coderefine.bench.summary import summary
@@ -25,52 +25,6 @@ from coderefine.project.runner import SubprocessRunner
 from tests.bench.test_command import run
 
 ENV = {"PATH": os.environ["PATH"]}
-
-MARKDOWN = """# Changelog
-
-Some words about the project.
-
-## 1.2.0
-
-_(September 7, 2026)_
-
-- Added [`units.scale`][units.scale] for sizes ([#453](https://github.com/o/r/pull/453))
-- Fixed `core.ordinal` for the teens,
-  which said "st" for 11 (#12)
-
-## 1.1.0
-
-- Older things.
-"""
-
-RST = """History
-=======
-
-1.2.0 (2026-09-07)
-------------------
-
-* Fixed :func:`ordinal` for the teens (`#12 <https://example.com/12>`_).
-* Sped up ``chunks``.
-
-1.1.0 (2026-01-01)
-------------------
-
-* Older.
-"""
-
-
-def test_a_markdown_changelog_entry_is_its_items_without_markup_links_or_date() -> None:
-    assert changelog_entry(MARKDOWN, "1.2.0") == [
-        "Added `units.scale` for sizes.",
-        'Fixed `core.ordinal` for the teens, which said "st" for 11.',
-    ]
-    assert changelog_entry(MARKDOWN, "1.1.0") == ["Older things."]
-    assert changelog_entry(MARKDOWN, "1.2") == []  # 1.2 is not 1.2.0
-    assert changelog_entry(MARKDOWN, "9.9.9") == []
-
-
-def test_an_rst_changelog_entry_ends_at_the_next_version() -> None:
-    assert changelog_entry(RST, "1.2.0") == ["Fixed ordinal for the teens.", "Sped up `chunks`."]
 
 
 def test_intent_text_is_cut_at_a_word_and_paths_are_relative(tmp_path: Path) -> None:
