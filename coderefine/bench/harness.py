@@ -148,7 +148,15 @@ def run_task(
         folder = task.materialise(Path(scratch) / "task")
         paths = tuple(getattr(task, "paths", ()) or (task.path,))  # a release task may change several
         originals = {p: (folder / p).read_text("utf-8") for p in paths}
-        before = score(task, _scored(task, originals), Path(scratch), runner, environ)
+        # Only a clean task starts from correct code; every other task's starting code fails its score.
+        before = score(
+            task,
+            _scored(task, originals),
+            Path(scratch),
+            runner,
+            environ,
+            expect_failure=task.kind != "clean",
+        )
         change = from_worktree([Path(p) for p in paths], cwd=folder, repo=None, max_bytes=4 << 20)
         # Correctness is what is scored: lint warnings of the original code (HumanEval's "l" names) do
         # not block a pass; failing example tests and syntax errors do.

@@ -44,3 +44,12 @@ def test_a_failing_score_reruns_once_generously(
     task = ScriptedTask(*verdicts)
     assert score(task, "text", tmp_path, SubprocessRunner(), {}) == expected
     assert task.slack == slack
+
+
+def test_an_expected_failure_is_not_run_again(tmp_path: Path) -> None:
+    """A bug task's starting code fails by construction: its score is not re-run; a pass still counts."""
+    task = ScriptedTask(False)
+    assert score(task, "text", tmp_path, SubprocessRunner(), {}, expect_failure=True) == Score(False)
+    assert task.slack == [1]
+    task = ScriptedTask(True)
+    assert score(task, "text", tmp_path, SubprocessRunner(), {}, expect_failure=True) == Score(True)
