@@ -139,22 +139,37 @@ class OracleModel:
 
 
 def _hunks(wrong: str, right: str, start: str) -> list[tuple[str, str]]:
+    """The pieces that turn ``wrong`` (found once in ``start``) into ``right``, in order: each changed run
+    of lines with enough context to be unique in the text it is applied to, which is ``start`` with the
+    pieces before it already applied (an earlier piece's new text may repeat a later one's old text)."""
     old, new = wrong.splitlines(keepends=True), right.splitlines(keepends=True)
     changes = [
         op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"
     ]
     windows: list[list[int]] = []  # [old start, old end, new start, new end] of each piece
+
+    def applied(count: int) -> str:
+        """``start`` once the first ``count`` pieces are applied."""
+        if not count:
+            return start
+        last = windows[count - 1]
+        return start.replace(wrong, "".join(new[: last[3]]) + "".join(old[last[1] :]), 1)
+
     for _, i1, i2, j1, j2 in changes:
         context = 1
         while True:
             a1, a2 = max(i1 - context, 0), min(i2 + context, len(old))
-            search = "".join(old[a1:a2])
-            if (search.strip() and start.count(search) == 1) or (a1 == 0 and a2 == len(old)):
+            window = [a1, a2, j1 - (i1 - a1), j2 + (a2 - i2)]
+            merged = bool(windows) and a1 < windows[-1][1]  # overlaps the previous piece: one piece
+            if merged:
+                window = [windows[-1][0], a2, windows[-1][2], window[3]]
+            search = "".join(old[window[0] : window[1]])
+            text = applied(len(windows) - 1 if merged else len(windows))
+            if (search.strip() and text.count(search) == 1) or (a1 == 0 and a2 == len(old)):
                 break
             context *= 2
-        window = [a1, a2, j1 - (i1 - a1), j2 + (a2 - i2)]
-        if windows and window[0] < windows[-1][1]:  # overlaps the previous piece: one piece
-            windows[-1][1], windows[-1][3] = window[1], window[3]
+        if merged:
+            windows[-1] = window
         else:
             windows.append(window)
     return [("".join(old[a1:a2]), "".join(new[b1:b2])) for a1, a2, b1, b2 in windows]

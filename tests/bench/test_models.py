@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coderefine.bench.models import OracleModel
+from coderefine.bench.models import OracleModel, _hunks
 from coderefine.models.base import Block, Message, ModelRequest
 
 CLEAN = "def helper(x):\n    return x + 1\n"
@@ -86,3 +86,18 @@ def test_a_missing_line_is_quoted_by_a_line_beside_its_gap() -> None:
         "        result.append(out)\n\n    return result\n", "\n    return result\n    x = 1\n"
     )
     assert _first_difference(moved, right) in {"out.append(row)", "return result"}
+
+
+def test_release_pieces_stay_unique_as_they_are_applied_in_turn() -> None:
+    """The first piece's new text repeats the second piece's old text: the second piece takes more
+    context, so that every SEARCH matches once in the file as it is when that block is applied."""
+    wrong = "x\np\ny\nm\nx\nq\ny\n"
+    right = "x\nq\ny\nm\nx\nr\ny\n"
+    start = "head\n" + wrong + "tail\n"
+    text = start
+    pieces = _hunks(wrong, right, start)
+    assert len(pieces) == 2
+    for search, replace in pieces:
+        assert text.count(search) == 1, (search, text)
+        text = text.replace(search, replace)
+    assert text == "head\n" + right + "tail\n"
