@@ -30,7 +30,10 @@ ABOUT = {
     "more-itertools": ("MIT", "release suites: two large modules of iterator recipes, doctested"),
     "python-slugify": ("MIT", "release suites: one module turning text into URL slugs, with a CLI"),
     "cachetools": ("MIT", "release suites: a src-layout package of cache classes and memoizing decorators"),
-    "toolz": ("BSD-3-Clause", "release suites: functional utilities (itertoolz, functoolz, dicttoolz), curried"),
+    "toolz": (
+        "BSD-3-Clause",
+        "release suites: functional utilities (itertoolz, functoolz, dicttoolz), curried",
+    ),
 }
 
 

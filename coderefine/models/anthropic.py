@@ -93,8 +93,9 @@ class AnthropicModel:
         self._timeout = timeout
         self._max_retries = max_retries
         self._http_client = http_client
-        self._client: Any = None
-        self._importer = LazyImport("anthropic", _EXTRAS.get(platform, "pip install anthropic"))
+        self._importer = LazyImport(
+            "anthropic", _EXTRAS.get(platform, "pip install anthropic"), build=self._make_client
+        )
 
     @property
     def name(self) -> str:
@@ -104,20 +105,20 @@ class AnthropicModel:
         """Start importing the SDK in the background."""
         self._importer.start()
 
+    def _make_client(self, sdk: Any) -> Any:
+        if self._platform != "anthropic":
+            return self._platform_client(sdk)
+        return sdk.Anthropic(
+            # A local Anthropic-compatible server may need no key; the SDK insists on one.
+            api_key=self._api_key or "no-key",
+            base_url=self._base_url,
+            timeout=self._timeout,
+            max_retries=self._max_retries,
+            http_client=self._http_client,
+        )
+
     def _get_client(self) -> Any:
-        if self._client is None and self._platform != "anthropic":
-            self._client = self._platform_client(self._importer.get())
-        if self._client is None:
-            sdk = self._importer.get()
-            self._client = sdk.Anthropic(
-                # A local Anthropic-compatible server may need no key; the SDK insists on one.
-                api_key=self._api_key or "no-key",
-                base_url=self._base_url,
-                timeout=self._timeout,
-                max_retries=self._max_retries,
-                http_client=self._http_client,
-            )
-        return self._client
+        return self._importer.built()
 
     def _platform_client(self, sdk: Any) -> Any:
         """The SDK's Bedrock or Vertex client, with credentials from ``environ`` (or ``credentials``)."""

@@ -185,8 +185,9 @@ class OpenAIChatModel:
         self._timeout = timeout
         self._max_retries = max_retries
         self._http_client = http_client
-        self._client: Any = None
-        self._importer = LazyImport("openai", "pip install 'coderefine[openai]' (or pip install openai)")
+        self._importer = LazyImport(
+            "openai", "pip install 'coderefine[openai]' (or pip install openai)", build=self._make_client
+        )
 
     @property
     def name(self) -> str:
@@ -200,18 +201,18 @@ class OpenAIChatModel:
     def warm_up(self) -> None:
         self._importer.start()
 
+    def _make_client(self, sdk: Any) -> Any:
+        return sdk.OpenAI(
+            # Local servers want no key; the SDK insists on one.
+            api_key=self._api_key or "no-key",
+            base_url=self._base_url or None,
+            timeout=self._timeout,
+            max_retries=self._max_retries,
+            http_client=self._http_client,
+        )
+
     def _get_client(self) -> Any:
-        if self._client is None:
-            sdk = self._importer.get()
-            self._client = sdk.OpenAI(
-                # Local servers want no key; the SDK insists on one.
-                api_key=self._api_key or "no-key",
-                base_url=self._base_url or None,
-                timeout=self._timeout,
-                max_retries=self._max_retries,
-                http_client=self._http_client,
-            )
-        return self._client
+        return self._importer.built()
 
     def complete(self, request: ModelRequest) -> ModelReply:
         client = self._get_client()

@@ -4,9 +4,11 @@ coderefine starts it with the project's own interpreter and writes one JSON requ
 ``{"args", "cwd", "env", "out", "err", "exit"}``. For each it forks a child that becomes the leader of a new
 session (so coderefine can stop it and anything it starts with one signal to the group), takes the
 request's working folder, environment, ``sys.path`` and standard streams, runs ``pytest.main(args)`` and
-writes its exit code to ``exit`` (atomically) before leaving. The server answers ``{"pid": ...}`` at once
-and reads the next request, so runs may overlap. It never imports the project's code or conftest files:
-every child imports them fresh, from the tree it runs in. Standard library and pytest only.
+writes its exit code to ``exit`` (atomically): as soon as the session finishes when its tests ran (exit 0
+or 1; coderefine then stops the child, whose summary and exit hooks nobody reads), else before leaving.
+The server answers ``{"pid": ...}`` at once and reads the next request, so runs may overlap. It never
+imports the project's code or conftest files: every child imports them fresh, from the tree it runs in.
+Standard library and pytest only.
 
 Argument: a comma-separated list of top-level module names not to preload (the project's own packages, so
 that a project that is itself a pytest plugin is tested from its tree, not from site-packages); or ``-``:
@@ -35,6 +37,33 @@ def _preload(avoid: set[str]) -> None:
             entry.load()
 
 
+def _write_exit(path: str, code: int) -> None:
+    with open(path + ".tmp", "w", encoding="utf-8") as handle:
+        handle.write(str(code))
+    os.replace(path + ".tmp", path)
+
+
+def _finished_early(pytest: Any, exit_path: str) -> object:
+    """A plugin that writes the exit file as soon as the session has finished with its tests run (exit
+    0 or 1). What pytest does after that (the terminal summary, other plugins' reports,
+    pytest_unconfigure, atexit) is no part of the result coderefine reads (one JSON line per test), yet it
+    can take a second: hypothesis' plugin imports all of hypothesis for its summary, in every run, even
+    when no test used it. The run happens in coderefine's own copy of the project, and fixtures were torn
+    down with the last test, so coderefine stops the child once this file exists. Any other exit status
+    lets pytest finish, so that its own summary of a collection or usage error is in the output."""
+
+    class FinishedEarly:
+        @pytest.hookimpl(trylast=True)  # type: ignore[untyped-decorator]
+        def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
+            code = int(exitstatus)
+            if code in (0, 1):
+                sys.stdout.flush()
+                sys.stderr.flush()
+                _write_exit(exit_path, code)
+
+    return FinishedEarly()
+
+
 def _child(request: dict[str, Any], base_path: list[str], started: int) -> None:
     code = 3
     try:
@@ -61,7 +90,8 @@ def _child(request: dict[str, Any], base_path: list[str], started: int) -> None:
         import pytest
 
         sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *request["args"]]
-        code = int(pytest.main(list(request["args"])))
+        finished = _finished_early(pytest, request["exit"])
+        code = int(pytest.main(list(request["args"]), plugins=[finished]))
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:
@@ -73,9 +103,7 @@ def _child(request: dict[str, Any], base_path: list[str], started: int) -> None:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
-            with open(request["exit"] + ".tmp", "w", encoding="utf-8") as handle:
-                handle.write(str(code))
-            os.replace(request["exit"] + ".tmp", request["exit"])
+            _write_exit(request["exit"], code)
         finally:
             os._exit(code)
 
