@@ -7,6 +7,10 @@ The gate also names the functions and classes the candidate changed.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import sys
+import threading
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -25,6 +29,23 @@ class GateResult:
 
     def feedback(self) -> str:
         return "\n".join(self.problems)
+
+
+def prepare_gate() -> None:
+    """Import libcst, which the gate parses every candidate with, in a background thread now: a run
+    starts it before its first signals, whose tests leave this process waiting, so the tenth of a second
+    of the import is off the path to the first write. Idempotent; an import that fails fails again, with
+    its message, at the gate."""
+    if "libcst" not in sys.modules:
+        thread = threading.Thread(
+            target=_import_quietly, args=("libcst",), name="coderefine-gate", daemon=True
+        )
+        thread.start()
+
+
+def _import_quietly(name: str) -> None:
+    with contextlib.suppress(Exception):  # the gate imports it again and reports the failure
+        importlib.import_module(name)
 
 
 def path_problem(rel: str, root: Path, allowed: Collection[str]) -> str | None:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Literal
 
 from coderefine.config import Settings
+from coderefine.edits.gate import prepare_gate
 from coderefine.errors import BudgetExceededError, TimeLimitError
 from coderefine.models.base import Model
 from coderefine.project.change import Change
@@ -50,6 +51,7 @@ def refine(
     candidate that makes a signal worse does not end the run: the next round's reviser is told what got
     worse (Self-Refine's retry), within the round budget.
     """
+    prepare_gate()
     run = Session(
         change,
         settings,
@@ -238,6 +240,7 @@ def review(
     deadline: float | None = None,
 ) -> RefineResult:
     """Critique only: the signals and one critique of the change; nothing is revised or written."""
+    prepare_gate()  # a verified fix goes through the gate
     run = Session(
         change, settings, model, evaluator, intent or settings.intent, NoProgress(), clock, deadline
     )

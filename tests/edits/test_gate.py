@@ -94,3 +94,22 @@ def test_tests_may_start_once_the_candidate_can_run(tmp_path: Path) -> None:
         )
         assert not refused.ok
     assert calls == ["start"]  # nothing that cannot run, or may not be written, starts its tests
+
+
+def test_libcst_is_imported_off_the_main_thread_and_the_loop_does_not_import_it() -> None:
+    """The loop's import leaves libcst out (a tenth of a second before the first signals);
+    ``prepare_gate`` imports it in a background thread, which the loop starts before its first signals."""
+    import subprocess
+    import sys
+
+    program = (
+        "import sys, threading\n"
+        "import coderefine.refiner.loop\n"
+        "print('libcst' in sys.modules)\n"
+        "from coderefine.edits.gate import prepare_gate\n"
+        "prepare_gate()\n"
+        "[t.join() for t in threading.enumerate() if t.name == 'coderefine-gate']\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]
