@@ -32,6 +32,7 @@ from coderefine.refiner.records import RefineResult
 from coderefine.refiner.session import NoProgress, Progress
 from coderefine.signals.check import CheckResult, run_check
 from coderefine.signals.evaluate import Evaluator, Pinned
+from coderefine.signals.warm import WarmPytest
 
 PathArg = str | os.PathLike[str]
 
@@ -158,9 +159,11 @@ def refine_change(
     cancel: threading.Event | None = None,
     on_wait: Callable[[str], None] | None = None,
     on_recover: Callable[[tuple[str, ...]], None] | None = None,
+    warm: WarmPytest | None = None,
 ) -> FixOutcome:
     """``refine`` for a change already loaded: the run lock, recovery of an interrupted write, the loop,
-    and the journalled write. The CLI's ``fix`` and ``draft`` stand on this too."""
+    and the journalled write. The CLI's ``fix`` and ``draft`` stand on this too. ``warm``: a warm test
+    server already started for the project (``signals.prestart``), which the run then owns."""
     with project_journal(change.root, repo, on_wait=on_wait, on_recover=on_recover) as journal:
         _Cancellable(NoProgress(), cancel).check()
         return refine_and_write(
@@ -175,6 +178,7 @@ def refine_change(
             draft=draft,
             progress=progress,
             cancel=cancel,
+            warm=warm,
         )
 
 
@@ -209,6 +213,7 @@ def refine_and_write(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     pinned: Pinned | None = None,
+    warm: WarmPytest | None = None,
 ) -> FixOutcome:
     """The loop on ``change`` and, when ``writer`` is given and the result is shown better, its write.
 
@@ -229,6 +234,7 @@ def refine_and_write(
         draft=draft,
         progress=watched,
         pinned=pinned,
+        warm=warm,
     )
     written: tuple[str, ...] = ()
     entry = ""

@@ -6,11 +6,16 @@ No SDK is imported here: each provider's module imports its SDK lazily, in the b
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from coderefine.config import Settings
+from coderefine.errors import CoderefineError
 from coderefine.models.base import Model, Role, warm_up
 from coderefine.models.prices import price_of
 from coderefine.models.providers import ModelSpec, parse_spec
@@ -64,6 +69,35 @@ def _single(spec_text: str, settings: Settings, environ: Mapping[str, str], http
         platform=spec.provider.family,
         name=spec.name,
     )
+
+
+def prefetch_sdks(settings: Settings) -> None:
+    """Start importing the SDK of every model ``settings`` name, in background threads, before the
+    models are made: a command that learns its settings before it reads the change gives the import (a
+    second of CPU for the openai SDK's types, most of it while the first tests run) that much of a head
+    start. Nothing is checked here (keys, prices): making the models does that, and its import then
+    finds the module already loading. A name that does not parse is left to that moment too."""
+    modules = set()
+    for spec_text in role_specs(settings).values():
+        if spec_text.startswith(REPLAY_PREFIX):
+            continue
+        try:
+            spec = parse_spec(spec_text, settings.providers)
+        except CoderefineError:
+            continue
+        modules.add(
+            "openai" if spec.provider.family == "openai" or spec.provider.name == "gguf" else "anthropic"
+        )
+    for module in sorted(modules):
+        if module not in sys.modules:
+            threading.Thread(
+                target=_import_quietly, args=(module,), name="coderefine-sdk-prefetch", daemon=True
+            ).start()
+
+
+def _import_quietly(name: str) -> None:
+    with contextlib.suppress(Exception):  # making the model imports it again and says what is missing
+        importlib.import_module(name)
 
 
 def make_model(

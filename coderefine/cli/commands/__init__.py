@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -56,8 +57,11 @@ def read_patch(args: argparse.Namespace, stdin: TextIO) -> str | None:
         raise InputError(f"{args.patch}: cannot read the patch ({exc.strerror})") from exc
 
 
-def load(args: argparse.Namespace, stdin: TextIO) -> tuple[Any, Any, Any]:
-    """The repository, settings and change the arguments ask for."""
+def load(
+    args: argparse.Namespace, stdin: TextIO, on_settings: Callable[[Any], None] | None = None
+) -> tuple[Any, Any, Any]:
+    """The repository, settings and change the arguments ask for; ``on_settings`` is called with the
+    settings as soon as they are known, before the change is read."""
     from coderefine.config import load_settings
     from coderefine.project.change import load_change, project_root
     from coderefine.project.gitio import GitRepo
@@ -67,6 +71,8 @@ def load(args: argparse.Namespace, stdin: TextIO) -> tuple[Any, Any, Any]:
     first = Path(os.path.normpath(cwd / args.files[0])) if args.files else cwd
     repo = GitRepo.find(first if first.exists() else first.parent)
     settings = load_settings(project_root(first, repo), os.environ, settings_flags(args))
+    if on_settings is not None:
+        on_settings(settings)
     change = load_change(
         args.files,
         cwd=cwd,

@@ -53,10 +53,22 @@ def _check(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPy
 
 
 def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    from coderefine.api import refine_change
+    from coderefine.signals.prestart import early
+
+    # As in check: the warm server's import of pytest and its plugins overlaps finding the change, the
+    # imports below and the model's set-up. A sweep or a run without tests closes it again.
+    started = early(Path.cwd(), os.environ) if args.tests is not False else None
+    try:
+        return _fix(args, out, stdin, started)
+    finally:
+        if started is not None:
+            started.close()
+
+
+def _fix(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPytest | None) -> int:
     from coderefine.config import load_settings
     from coderefine.errors import UsageError
-    from coderefine.models.factory import make_role_model
+    from coderefine.models.factory import make_role_model, prefetch_sdks
     from coderefine.project.change import draft_change, project_root
     from coderefine.project.gitio import GitRepo
     from coderefine.project.runner import SubprocessRunner
@@ -76,13 +88,20 @@ def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         target = Path(os.path.normpath(cwd / args.file))
         repo = GitRepo.find(target.parent if target.parent.exists() else cwd)
         settings = load_settings(project_root(target.parent, repo), os.environ, settings_flags(args))
+        prefetch_sdks(settings)
         change = draft_change(args.file, cwd=cwd, repo=repo, max_bytes=settings.max_file_kib * 1024)
     else:
         require_change_source(args)
-        repo, settings, change = load(args, stdin)
+        repo, settings, change = load(args, stdin, on_settings=prefetch_sdks)
     if not change.files:
         out.write(f"coderefine {args.command}: no Python files in the change; nothing to do\n")
         return EXIT_CLEAN
+    from coderefine.api import refine_change
+    from coderefine.project.workspace import project_files
+    from coderefine.signals.prestart import prestart
+
+    # The run owns the server from here (prestart closes one of the wrong interpreter and starts another).
+    warm = prestart(change.root, settings, os.environ, project_files(change.root, repo), started)
     record = Path(args.record) if args.record else None
     batch = None
     if getattr(args, "batch", False):
@@ -106,6 +125,7 @@ def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             progress=progress,
             on_wait=warn,
             on_recover=recovered,
+            warm=warm,
         )
     finally:
         progress.done()
