@@ -34,7 +34,7 @@ from coderefine.signals.base import (
     format_work,
     line_edits,
 )
-from coderefine.signals.import_index import ImportIndex
+from coderefine.signals.import_index import ImportIndex, ImportSnapshot
 from coderefine.signals.lint_debt import old_lint
 from coderefine.signals.pytest import PytestConfig, PytestSignals, find_interpreter
 from coderefine.signals.related import TestSelection, select_tests
@@ -108,6 +108,7 @@ class Evaluator:
         persistent: bool = True,
         pinned: Pinned | None = None,
         warm: WarmPytest | None = None,
+        imports: ImportSnapshot | None = None,
     ) -> None:
         """``populate_tree`` fills an isolated tree instead of copying ``project_files`` from the
         working tree (for a staged change: the git index, so that tests see what will be committed).
@@ -116,13 +117,15 @@ class Evaluator:
         when each tree is made, gives files whose content in the trees is not the working tree's (None: not
         there): a sweep pins the files it already wrote to their old bytes, so every file's tests see the
         project as the sweep found it, while the trees stay persistent copies. ``warm`` is a warm server
-        already started for this project (``signals.prestart``); the Evaluator owns it from now on."""
+        already started for this project (``signals.prestart``); the Evaluator owns it from now on.
+        ``imports``: the project's imports read once for a sweep's files (``import_snapshot``)."""
         self._change = change
         self._runner = runner
         self._populate = populate_tree
         self._pinned = pinned
         self._settings = settings
         self._files = list(project_files)
+        self._imports = imports
         self._ruff = RuffSignals(runner, settings.ruff_select, settings.ruff_format)
         python = find_interpreter(change.root, settings.python, environ)
         config = PytestConfig(python, settings.test_command, settings.test_timeout, settings.run_timeout)
@@ -154,10 +157,10 @@ class Evaluator:
         texts = {f.path: f.after.text for f in self._change.files}
         files = self._files + [p for p in self._change.paths if p not in self._files]
         root = self._change.root
-        index = ImportIndex(
-            self._tree_cache.project_folder(root) / "imports.marshal" if self._tree_cache else None
-        )
-        imports = index.imports(root, files, texts)
+        if self._imports is not None:
+            imports = self._imports.with_texts(texts)
+        else:
+            imports = _index_of(root, self._tree_cache).imports(root, files, texts)
         return select_tests(
             self._change.paths, files, {}, run_all=self._settings.tests == "all", imports=imports
         )
@@ -333,3 +336,16 @@ class Evaluator:
 def _test_file(signal: Signal) -> str:
     """The test file a pytest signal belongs to (node ids start with it)."""
     return signal.code.removeprefix("collect:").split("::")[0]
+
+
+def _index_of(root: Path, trees: TreeCache | None) -> ImportIndex:
+    """The project's import index, kept beside its persistent trees (this run only without them)."""
+    return ImportIndex(trees.project_folder(root) / "imports.marshal" if trees else None)
+
+
+def import_snapshot(
+    root: Path, project_files: Sequence[str], settings: Settings, environ: Mapping[str, str]
+) -> ImportSnapshot:
+    """The imports of ``root``'s files, read once (when first asked) for every Evaluator of a sweep."""
+    folder = tree_cache_folder(environ) if settings.persistent_trees else None
+    return ImportSnapshot(_index_of(root, TreeCache(folder) if folder else None), root, project_files)

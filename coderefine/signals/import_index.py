@@ -15,6 +15,7 @@ import hashlib
 import marshal
 import os
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -111,3 +112,29 @@ class ImportIndex:
             self._path.parent.mkdir(parents=True, exist_ok=True)
             temp.write_bytes(marshal.dumps((_FORMAT, dict(entries))))
             os.replace(temp, self._path)
+
+
+class ImportSnapshot:
+    """The imports of a project's files read once and shared by the runs of a sweep. A sweep's every
+    file sees the project as the sweep found it (the files it wrote are pinned to their old bytes in the
+    test trees), so one reading is right for all of them; without it each file's evaluation stat'ed every
+    test file of the project again (0.3 s a file in a 20,000-file tree)."""
+
+    def __init__(self, index: ImportIndex, root: Path, files: Sequence[str]) -> None:
+        self._index = index
+        self._root = root
+        self._files = list(files)
+        self._imports: dict[str, set[str]] | None = None
+        self._lock = threading.Lock()
+
+    def with_texts(self, texts: Mapping[str, str]) -> dict[str, set[str]]:
+        """The project's imports, with ``texts`` (the change under review) standing in for their files."""
+        with self._lock:
+            if self._imports is None:
+                self._imports = self._index.imports(self._root, self._files)
+            shared = self._imports
+        out = {path: set(modules) for path, modules in shared.items()}
+        for rel, text in texts.items():
+            if is_test_file(rel) or is_package_init(rel):
+                out[rel] = imported_modules(text, package_of(rel))
+        return out

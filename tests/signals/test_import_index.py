@@ -94,3 +94,20 @@ def test_the_selection_from_the_index_is_the_selection_from_the_texts(tmp_path: 
         "tests/test_other.py",
         "tests/test_pkg.py",
     )
+
+
+def test_a_snapshot_reads_the_index_once_and_lets_a_change_stand_in_for_its_files(tmp_path: Path) -> None:
+    from coderefine.signals.import_index import ImportIndex, ImportSnapshot
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_a.py").write_text("import pkg.a\n")
+    (tmp_path / "tests/test_b.py").write_text("import pkg.b\n")
+    index = ImportIndex(tmp_path / "index.marshal")
+    snapshot = ImportSnapshot(index, tmp_path, ["tests/test_a.py", "tests/test_b.py", "pkg/a.py"])
+    first = snapshot.with_texts({"tests/test_b.py": "import pkg.c\n", "pkg/a.py": "import os\n"})
+    assert first["tests/test_a.py"] == {"pkg.a"} and first["tests/test_b.py"] == {"pkg.c"}
+    assert "pkg/a.py" not in first  # not a test or package file
+    (tmp_path / "tests/test_a.py").write_text("import pkg.z\n")  # the sweep's view stays as it began
+    again = snapshot.with_texts({})
+    assert again["tests/test_a.py"] == {"pkg.a"} and again["tests/test_b.py"] == {"pkg.b"}
+    assert index.reads == 2  # the two test files, read once

@@ -7,6 +7,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import pytest
+
 from coderefine.cli.commands.sweep import sweep_cache
 from coderefine.config import Settings
 from coderefine.doors.sweep.costs import prior_cost
@@ -216,3 +218,28 @@ def test_the_sweep_cache_holds_a_whole_sweep(tmp_path: Path) -> None:
     cache = sweep_cache(tmp_path, None, 5_000, 2_000)
     assert isinstance(cache, ReviewCache) and cache.max_entries == 10_100
     assert cache.folder == tmp_path / ".coderefine" / "sweep"
+
+
+def test_a_sweep_reads_the_projects_imports_once_for_all_its_files(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each file's related tests come from one reading of the import index, not one per file (a stat of
+    every test file of the project, each time); every file is still fixed with its tests run."""
+    from coderefine.signals.import_index import ImportIndex
+
+    tests = {
+        f"tests/test_{m}.py": f"from pkg.{m} import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+        for m in "abcd"
+    }
+    root = make_repo({**PROJECT, **tests})
+    readings = []
+    real = ImportIndex.imports
+
+    def counted(self: ImportIndex, *args: object, **kwargs: object) -> dict[str, set[str]]:
+        readings.append(1)
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ImportIndex, "imports", counted)
+    result = sweep(root, PerFileModel(), Settings(), jobs=2)
+    assert [o.status for o in result.outcomes] == ["fixed", "fixed", "fixed", "unchanged"]
+    assert len(readings) == 1
