@@ -165,22 +165,26 @@ def refine_change(
     """``refine`` for a change already loaded: the run lock, recovery of an interrupted write, the loop,
     and the journalled write. The CLI's ``fix`` and ``draft`` stand on this too. ``warm``: a warm test
     server already started for the project (``signals.prestart``), which the run then owns."""
-    with project_journal(change.root, repo, on_wait=on_wait, on_recover=on_recover) as journal:
-        _Cancellable(NoProgress(), cancel).check()
-        return refine_and_write(
-            change,
-            settings,
-            model,
-            project_files(change.root, repo),
-            writer=journal if write else None,
-            runner=runner,
-            environ=environ,
-            intent=intent,
-            draft=draft,
-            progress=progress,
-            cancel=cancel,
-            warm=warm,
-        )
+    try:
+        with project_journal(change.root, repo, on_wait=on_wait, on_recover=on_recover) as journal:
+            _Cancellable(NoProgress(), cancel).check()
+            return refine_and_write(
+                change,
+                settings,
+                model,
+                project_files(change.root, repo),
+                writer=journal if write else None,
+                runner=runner,
+                environ=environ,
+                intent=intent,
+                draft=draft,
+                progress=progress,
+                cancel=cancel,
+                warm=warm,
+            )
+    finally:
+        if warm is not None:
+            warm.close()  # the run lock or a cancel may stop it before an Evaluator takes the server
 
 
 @contextlib.contextmanager

@@ -189,7 +189,11 @@ def run_task(
             finals = {p: result.final.get(p, originals[p]) for p in paths}
         except ModelError as exc:
             error, finals, result = str(exc), originals, None
-        after = score(task, _scored(task, finals), Path(scratch), runner, environ)
+        # Unchanged code of a task that started failing fails again by construction: no re-run.
+        unchanged_failure = task.kind != "clean" and finals == originals
+        after = score(
+            task, _scored(task, finals), Path(scratch), runner, environ, expect_failure=unchanged_failure
+        )
     usage = result.total_usage if result is not None else None
     return TaskResult(
         task_id=task.task_id,

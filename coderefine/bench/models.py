@@ -89,7 +89,14 @@ class OracleModel:
             # at by its own issue, so that a reviser shown excerpts of a long file is shown every one.
             edits = [(p, x, y) for p, a, b in edits for x, y in self._pieces(a, b, p)]
         # What of each wrong function is in sight: the pieces whose text the request shows.
-        seen = {e: [p for p in self._pieces(e[1], e[2], e[0]) if p[0].strip() in sent] for e in edits}
+        # A release's pieces are already unique where they are applied: split again against the
+        # starting text, a later piece could match twice once the earlier ones are in.
+        seen = {
+            e: ([(e[1], e[2])] if e[1].strip() in sent else [])
+            if kind == RELEASE_KIND
+            else [p for p in self._pieces(e[1], e[2], e[0]) if p[0].strip() in sent]
+            for e in edits
+        }
         wrong = [e for e in edits if seen[e]]
         blocks = "".join(_edit(e[0], s, r) for e in wrong for s, r in seen[e])
         usage = Usage(len(sent) // 4, 50)
@@ -165,7 +172,7 @@ def _hunks(wrong: str, right: str, start: str) -> list[tuple[str, str]]:
                 window = [windows[-1][0], a2, windows[-1][2], window[3]]
             search = "".join(old[window[0] : window[1]])
             text = applied(len(windows) - 1 if merged else len(windows))
-            if (search.strip() and text.count(search) == 1) or (a1 == 0 and a2 == len(old)):
+            if (search.strip() and _matches(text, search) == 1) or (a1 == 0 and a2 == len(old)):
                 break
             context *= 2
         if merged:
@@ -173,6 +180,14 @@ def _hunks(wrong: str, right: str, start: str) -> list[tuple[str, str]]:
         else:
             windows.append(window)
     return [("".join(old[a1:a2]), "".join(new[b1:b2])) for a1, a2, b1, b2 in windows]
+
+
+def _matches(text: str, search: str) -> int:
+    """Where ``search`` matches ``text`` as whole lines, overlapping matches counted, as an edit block's
+    SEARCH is matched (``str.count`` misses ``b\nb\n`` twice in ``b\nb\nb\n``)."""
+    lines, needle = text.splitlines(), search.splitlines()
+    size = len(needle)
+    return sum(1 for i in range(len(lines) - size + 1) if lines[i : i + size] == needle)
 
 
 def _outlined(function: str, sent: str) -> bool:

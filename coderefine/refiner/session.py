@@ -17,6 +17,7 @@ from coderefine.edits.symbols import changed_symbols
 from coderefine.errors import BudgetExceededError, TimeLimitError
 from coderefine.models.base import Block, Message, Model, ModelReply, ModelRequest, Role, Usage
 from coderefine.models.prices import cost_of
+from coderefine.models.roles import role_specs
 from coderefine.models.windows import signal_budget
 from coderefine.project.change import Change
 from coderefine.project.redact import Redactor
@@ -134,6 +135,7 @@ class Session:
         # The critic's attached edits are SEARCH/REPLACE blocks (the merged schema says so): another format
         # has no merged critique.
         self.merge = merge and self.edit_format == "search-replace"
+        readers = role_specs(settings)
         self.prompts = PromptBuilder(
             settings.max_output_tokens,
             merge=self.merge,
@@ -141,7 +143,8 @@ class Session:
             signal_tokens=signal_budget(
                 settings.signal_tokens,
                 "signal_tokens" in settings.sources,
-                (settings.model, settings.author_model, settings.critic_model, settings.reviser_model),
+                # The roles whose requests carry the signals: the author's never do.
+                (readers["critic"], readers["reviser"]),
             ),
         )
         self.allowed = list(change.paths)

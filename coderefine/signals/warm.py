@@ -114,7 +114,10 @@ class WarmPytest:
     def run(
         self, args: Sequence[str], *, cwd: Path, timeout: float | None, env: Mapping[str, str]
     ) -> Completed | None:
-        """pytest with ``args`` in a fresh child; None when the server is gone (run it cold instead)."""
+        """pytest with ``args`` in a fresh child; None when the server is gone (run it cold instead).
+        A run whose tests ran (exit 0 or 1) is stopped when its session finishes, so its output ends
+        wherever pytest's summary had got to: the results are the report plugin's JSON lines, complete
+        by then; the output explains only the runs that end otherwise, which pytest finishes itself."""
         if not self.available():
             return None
         with self._lock:

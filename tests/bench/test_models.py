@@ -101,3 +101,47 @@ def test_release_pieces_stay_unique_as_they_are_applied_in_turn() -> None:
         assert text.count(search) == 1, (search, text)
         text = text.replace(search, replace)
     assert text == "head\n" + right + "tail\n"
+
+
+def test_the_oracle_reviser_of_a_release_task_writes_blocks_that_apply_in_turn() -> None:
+    """The reviser's blocks are the release pieces themselves, not pieces split again against the
+    starting text (where a later one would match twice once the earlier ones are in)."""
+    from coderefine.edits.blocks import apply_edits, parse_edit_blocks
+
+    wrong = "x\np\ny\nm\nx\nq\ny\n"
+    right = "x\nq\ny\nm\nx\nr\ny\n"
+    start = "head\n" + wrong + "tail\n"
+
+    @dataclass(frozen=True)
+    class Release:
+        path: str = "pkg/mod.py"
+        kind: str = "release"
+
+        def oracle_edits(self) -> list[tuple[str, str]]:
+            return [(wrong, right)]
+
+        def clean_module(self) -> str:
+            return start.replace(wrong, right)
+
+        def start_text(self, clean: str) -> str:
+            return clean.replace(right, wrong)
+
+    reply = OracleModel(Release()).complete(
+        ModelRequest("reviser", (Block("reviser"),), (Message.user(start),), 1000)
+    )
+    files = apply_edits({"pkg/mod.py": start}, parse_edit_blocks(reply.text), ["pkg/mod.py"])
+    assert files["pkg/mod.py"] == "head\n" + right + "tail\n"
+
+
+def test_pieces_count_overlapping_matches_as_an_edit_block_does() -> None:
+    """``b\\nb\\n`` matches twice in ``b\\nb\\nb\\n``: a piece with it is widened until it matches once."""
+    wrong = "b\nb\nc\nc\nc\nb\n"
+    right = "b\nB\nc\nc\nc\nb\n"
+    start = "c\nb\nb\nb\nc\nc\nc\nb\na\na\n".replace("b\nb\nc\nc\nc\nb\n", wrong, 1)
+    text = start
+    for search, replace in _hunks(wrong, right, start):
+        lines, needle = text.splitlines(), search.splitlines()
+        hits = [i for i in range(len(lines) - len(needle) + 1) if lines[i : i + len(needle)] == needle]
+        assert len(hits) == 1, (search, text)
+        text = text.replace(search, replace, 1)
+    assert text == start.replace(wrong, right, 1)

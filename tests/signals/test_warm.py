@@ -183,3 +183,23 @@ def test_prestart_hands_over_a_matching_server_and_replaces_a_wrong_guess(tmp_pa
     off = early(tmp_path, ENV)
     assert prestart(tmp_path, Settings(tests=False), ENV, ["pkg/mod.py"], off) is None
     assert off is not None and not off.available()
+
+
+def test_a_warm_run_ends_with_the_exit_code_a_cold_one_gives(tmp_path: Path) -> None:
+    """pytest's --max-warnings changes the exit status after every sessionfinish hook: such a run is
+    not cut short, so the warm run's code is the cold run's."""
+    import subprocess
+
+    root = project(
+        tmp_path, {"test_w.py": "import warnings\n\n\ndef test_w():\n    warnings.warn('careful')\n"}
+    )
+    args = ["-q", "-p", "no:cacheprovider", "--max-warnings", "0", "test_w.py"]
+    cold = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=root, capture_output=True, text=True)
+    if "unrecognized arguments: --max-warnings" in cold.stderr:
+        pytest.skip("this pytest has no --max-warnings")
+    warm = WarmPytest(sys.executable, ENV)
+    try:
+        done = warm.run(args, cwd=root, timeout=30, env=ENV)
+        assert done is not None and done.code == cold.returncode != 0
+    finally:
+        warm.close()

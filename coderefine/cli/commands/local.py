@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from coderefine.cli.commands import load, recovered, require_change_source, settings_flags, warn
 from coderefine.errors import EXIT_CLEAN, EXIT_FINDINGS
@@ -55,8 +55,13 @@ def _check(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPy
 def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.signals.prestart import early
 
+    if args.command != "draft":
+        from coderefine.cli.commands.sweep import command_sweep, is_sweep
+
+        if is_sweep(args):
+            return command_sweep(args, out, stdin)  # its files' runs start their own servers
     # As in check: the warm server's import of pytest and its plugins overlaps finding the change, the
-    # imports below and the model's set-up. A sweep or a run without tests closes it again.
+    # imports below and the model's set-up. Closing it again at the end is harmless.
     started = early(Path.cwd(), os.environ) if args.tests is not False else None
     try:
         return _fix(args, out, stdin, started)
@@ -68,20 +73,11 @@ def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 def _fix(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPytest | None) -> int:
     from coderefine.config import load_settings
     from coderefine.errors import UsageError
-    from coderefine.models.factory import make_role_model, prefetch_sdks
+    from coderefine.models.factory import prefetch_sdks
     from coderefine.project.change import draft_change, project_root
     from coderefine.project.gitio import GitRepo
-    from coderefine.project.runner import SubprocessRunner
-    from coderefine.report.progress import StreamProgress
-    from coderefine.report.refine import render_refine, render_refine_json
 
-    drafting = args.command == "draft"
-    if not drafting:
-        from coderefine.cli.commands.sweep import command_sweep, is_sweep
-
-        if is_sweep(args):
-            return command_sweep(args, out, stdin)
-    if drafting:
+    if args.command == "draft":
         if not args.intent:
             raise UsageError("draft needs --intent TEXT: say what the new code should do")
         cwd = Path.cwd()
@@ -96,12 +92,28 @@ def _fix(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPyte
     if not change.files:
         out.write(f"coderefine {args.command}: no Python files in the change; nothing to do\n")
         return EXIT_CLEAN
-    from coderefine.api import refine_change
     from coderefine.project.workspace import project_files
     from coderefine.signals.prestart import prestart
 
-    # The run owns the server from here (prestart closes one of the wrong interpreter and starts another).
+    # prestart hands on the early server, or closes one of the wrong interpreter and starts another.
     warm = prestart(change.root, settings, os.environ, project_files(change.root, repo), started)
+    try:
+        return _run_fix(args, out, repo, settings, change, warm)
+    finally:
+        if warm is not None:
+            warm.close()  # also when the run failed before its Evaluator took it (closing twice is harmless)
+
+
+def _run_fix(
+    args: argparse.Namespace, out: TextIO, repo: Any, settings: Any, change: Any, warm: WarmPytest | None
+) -> int:
+    from coderefine.api import refine_change
+    from coderefine.models.factory import make_role_model
+    from coderefine.project.runner import SubprocessRunner
+    from coderefine.report.progress import StreamProgress
+    from coderefine.report.refine import render_refine, render_refine_json
+
+    drafting = args.command == "draft"
     record = Path(args.record) if args.record else None
     batch = None
     if getattr(args, "batch", False):

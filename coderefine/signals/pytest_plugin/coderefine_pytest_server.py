@@ -53,13 +53,18 @@ def _finished_early(pytest: Any, exit_path: str) -> object:
     lets pytest finish, so that its own summary of a collection or usage error is in the output."""
 
     class FinishedEarly:
+        written = False
+
         @pytest.hookimpl(trylast=True)  # type: ignore[untyped-decorator]
         def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
-            code = int(exitstatus)
-            if code in (0, 1):
+            code = int(getattr(session, "exitstatus", exitstatus))
+            # --max-warnings (pytest 9.2) changes the status after every sessionfinish implementation:
+            # then the run ends as pytest ends it.
+            if code in (0, 1) and session.config.getoption("max_warnings", None) is None:
                 sys.stdout.flush()
                 sys.stderr.flush()
                 _write_exit(exit_path, code)
+                self.written = True
 
     return FinishedEarly()
 
@@ -92,6 +97,8 @@ def _child(request: dict[str, Any], base_path: list[str], started: int) -> None:
         sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *request["args"]]
         finished = _finished_early(pytest, request["exit"])
         code = int(pytest.main(list(request["args"]), plugins=[finished]))
+        if getattr(finished, "written", False):
+            os._exit(code)  # the exit file already holds the run's code: never a second, later one
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:
