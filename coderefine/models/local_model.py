@@ -4,8 +4,7 @@ The model is an ``OpenAIChatModel`` pointed at a server this run owns. The serve
 (a run answered from its caches never loads the model) and stops when the model is closed or the
 interpreter exits, Ctrl-C and errors included. A small model on a CPU writes ~20 tokens a second, so its
 replies are capped at ``SMALL_OUTPUT`` tokens unless ``max-output-tokens`` is set: the default of 8,192 let a
-reply that had lost its way run on for minutes. The server's memory is bounded: it is restarted between
-calls once it has grown well past what it held after its first answer (``MIN_HEADROOM``).
+reply that had lost its way run on for minutes.
 """
 
 from __future__ import annotations
@@ -24,11 +23,6 @@ from coderefine.models.pinned import resolve_gguf
 from coderefine.models.providers import ModelSpec
 
 SMALL_OUTPUT = 1024
-# llama.cpp's server leaks host memory per generated token (llama.cpp issues #25740, #25953: megabytes a
-# token on some builds; here 2 GB -> 5.8 GB in half an hour of a 0.5B model's bench). Once its resident
-# memory passes what it used after its first answer by this much (or by that much again, if larger), it
-# is restarted between calls: the next call pays the model's load, a few seconds, and the slot's cache.
-MIN_HEADROOM = 1 << 30
 
 
 class GGUFModel:
@@ -50,9 +44,6 @@ class GGUFModel:
         self._at_exit = at_exit
         self._inner: Model | None = None
         self._lock = threading.Lock()
-        self._in_flight = 0
-        self._baseline: int | None = None  # resident bytes after the server's first answer
-        self.restarts = 0
 
     @property
     def name(self) -> str:
@@ -69,41 +60,17 @@ class GGUFModel:
     def _started(self) -> Model:
         with self._lock:
             if self._inner is None:
-                if not self.restarts:
-                    self._at_exit(self.close)
+                self._at_exit(self.close)
                 url = self._server.start()
                 served = dataclasses.replace(self._spec.provider, base_url=url, base_url_env="")
                 self._inner = self._make_inner(ModelSpec(served, self._spec.model))
             return self._inner
 
     def complete(self, request: ModelRequest) -> ModelReply:
-        with self._lock:
-            self._in_flight += 1
-        try:
-            model = self._started()
-            if request.max_tokens > self._max_output:
-                request = dataclasses.replace(request, max_tokens=self._max_output)
-            return model.complete(request)
-        finally:
-            with self._lock:
-                self._in_flight -= 1
-                self._bound_memory()
-
-    def _bound_memory(self) -> None:
-        """Restart the server (stop it now; the next call starts it) when its memory has grown past its
-        bound, and no other call is waiting on it. Called with the lock held."""
-        used = self._server.memory()
-        if used is None:
-            return
-        if self._baseline is None:
-            self._baseline = used
-            return
-        if self._in_flight or used <= self._baseline + max(self._baseline, MIN_HEADROOM):
-            return
-        self._server.stop()
-        self._inner = None
-        self._baseline = None
-        self.restarts += 1
+        model = self._started()
+        if request.max_tokens > self._max_output:
+            request = dataclasses.replace(request, max_tokens=self._max_output)
+        return model.complete(request)
 
     def close(self) -> None:
         self._server.stop()

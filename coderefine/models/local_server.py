@@ -9,8 +9,7 @@ and the server exits at once.
 Memory stays bounded: no ``--cache`` (llama-cpp-python's RAM prompt cache grew to 23 GB over an hour). The
 server's one slot still reuses the KV cache of the longest prefix shared with the previous prompt, which is
 what a refine loop's calls share (the system text and the code come first), and that is bounded by the
-context size. llama.cpp itself still leaks host memory per generated token, so ``memory()`` reads the
-server's resident size and ``local_model.GGUFModel`` restarts it between calls when it has grown too far.
+context size.
 """
 
 from __future__ import annotations
@@ -118,21 +117,6 @@ class LocalServer:
     @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
-
-    def memory(self) -> int | None:
-        """The server's resident memory in bytes, where ``/proc`` tells (Linux), else None."""
-        process = self._process
-        if process is None:
-            return None
-        try:
-            status = Path(f"/proc/{process.pid}/status").read_text(encoding="ascii", errors="replace")
-        except OSError:
-            return None
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
-                parts = line.split()
-                return int(parts[1]) * 1024 if len(parts) > 1 and parts[1].isdigit() else None
-        return None
 
     def log_tail(self, size: int = 3000) -> str:
         if self._log is None:

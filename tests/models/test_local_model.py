@@ -26,7 +26,6 @@ class FakeProcess:
     def __init__(self, argv: list[str], exits: int | None = None, **kwargs: Any) -> None:
         self.argv = argv
         self.kwargs = kwargs
-        self.pid = 0  # no /proc entry: its memory reads as unknown
         self.returncode = exits
         self.stdin = kwargs.get("stdin") and open("/dev/null", "wb")  # noqa: SIM115
         self.terminated = False
@@ -143,56 +142,3 @@ def test_a_reply_passes_through() -> None:
     request = ModelRequest(role="author", system=(), messages=(Message.user("hi"),), max_tokens=10)
     assert model.complete(request) is reply
     model.close()
-
-
-class MeasuredServer:
-    """A server whose resident memory reads as given, in turn; counts its starts and stops."""
-
-    def __init__(self, readings: list[int]) -> None:
-        self.readings = readings
-        self.starts = 0
-        self.stops = 0
-
-    def start(self) -> str:
-        self.starts += 1
-        return "http://127.0.0.1:1/v1"
-
-    def stop(self) -> None:
-        self.stops += 1
-
-    def memory(self) -> int | None:
-        return self.readings.pop(0) if self.readings else None
-
-
-def test_a_server_whose_memory_grows_past_its_bound_is_restarted_between_calls() -> None:
-    """llama.cpp's server leaks memory per generated token: once it holds more than twice what it held
-    after its first answer (and at least a GiB more), it is stopped, and the next call starts it again."""
-    gib = 1 << 30
-    measured = MeasuredServer([gib, gib + gib // 2, 3 * gib, gib])
-    model = GGUFModel(
-        parse_spec("gguf:x"),
-        measured,
-        lambda spec: ScriptedModel(["a"] * 4),
-        at_exit=lambda f: None,  # type: ignore[arg-type]
-    )
-    request = ModelRequest(role="author", system=(), messages=(Message.user("hi"),), max_tokens=10)
-    model.complete(request)  # 1 GiB after the first answer: the baseline
-    model.complete(request)  # 1.5 GiB: within the bound
-    assert (measured.starts, measured.stops, model.restarts) == (1, 0, 0)
-    model.complete(request)  # 3 GiB: past 2 GiB, restarted once the call is done
-    assert (measured.stops, model.restarts) == (1, 1)
-    model.complete(request)  # a fresh server, a fresh baseline
-    assert measured.starts == 2 and model.restarts == 1
-
-
-def test_the_servers_memory_is_read_from_proc() -> None:
-    import os
-
-    started: list[FakeProcess] = []
-    local = server(started)
-    assert local.memory() is None  # not started
-    local.start()
-    started[0].pid = os.getpid()  # a process that exists: this one
-    used = local.memory()
-    assert used is None or used > 1 << 20  # None where /proc does not tell
-    local.stop()
