@@ -70,6 +70,7 @@ def test_the_command_line_fits_a_small_model_on_a_cpu() -> None:
         "--n_ctx": "8192",
         "--n_threads": "2",
         "--n_threads_batch": "2",
+        "--logits_all": "false",  # a row of logits per context position: 5 GB at 8k for Qwen
         "--host": "127.0.0.1",
         "--port": "4321",
     }
