@@ -15,8 +15,9 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from coderefine.bench.harness import TaskResult, run_bench
+from coderefine.bench.harness import run_bench
 from coderefine.bench.models import OracleModel
+from coderefine.bench.result import TaskResult
 from coderefine.bench.strategies import STRATEGIES
 from coderefine.bench.suite import LibraryTask
 from coderefine.bench.tasks import Task, load_tasks, select_tasks

@@ -196,23 +196,16 @@ def report(samples: dict[str, list[float]]) -> str:
         if name in med:
             rows.append(f"| {name} | {med[name]:.2f} s | {len(samples[name])} | {target} |")
 
-    row("fix cold")
-    row("fix warm")
-    row("aider")
-    if "aider" in med:
-        for kind in ("cold", "warm"):
-            ratio = med[f"fix {kind}"] / med["aider"]
-            target = "<= 0.25x" if kind == "cold" else ""
-            rows.append(f"| fix {kind} / aider | {ratio:.2f}x | | {target} |")
-    row("review cold")
-    row("review warm")
-    row("PR-Agent")
-    if "PR-Agent" in med:
-        for kind in ("cold", "warm"):
-            ratio = med[f"review {kind}"] / med["PR-Agent"]
-            rows.append(
-                f"| review {kind} / PR-Agent | {ratio:.2f}x | | {'<= 0.30x' if kind == 'cold' else ''} |"
-            )
+    for door, rival, target in (("fix", "aider", "<= 0.25x"), ("review", "PR-Agent", "<= 0.30x")):
+        row(f"{door} cold")
+        row(f"{door} warm")
+        row(rival)
+        if rival in med:
+            for kind in ("cold", "warm"):
+                ratio = med[f"{door} {kind}"] / med[rival]
+                rows.append(
+                    f"| {door} {kind} / {rival} | {ratio:.2f}x | | {target if kind == 'cold' else ''} |"
+                )
     rows.append(f"| fix peak memory | {max(samples['fix peak MiB']):.0f} MiB | | <= 120 MiB |")
     missing = [n for n, ok in (("aider", aider_available()), ("PR-Agent", pr_agent_available())) if not ok]
     if missing:

@@ -4,7 +4,6 @@ and settings), and scored by the full hidden tests, which never reach the model 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import hashlib
 import json
 import queue
@@ -12,10 +11,10 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from coderefine.bench.result import TaskResult, lines_changed
 from coderefine.bench.review_run import run_review_task
 from coderefine.bench.score import score
 from coderefine.bench.stable import stable_environ
@@ -50,67 +49,12 @@ class BenchTask(Task, Protocol):
     def oracle_edits(self) -> list[tuple[str, str]]: ...
 
 
-@dataclass(frozen=True)
-class TaskResult:
-    task_id: str
-    bug_type: str
-    strategy: str
-    model: str
-    passed_before: bool
-    passed_after: bool
-    rounds: int
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int
-    cache_write_tokens: int
-    cost: float
-    seconds: float
-    gate_rejections: int
-    stop: str
-    error: str = ""
-    kind: str = "bug"
-    shape: str = ""
-    strength: str = ""
-    mutation: str = ""
-    changed: bool = False
-    lines_changed: int = 0
-    # Per role and model: {"role", "model", "tokens", "cost"} (a mixed strategy has one per model).
-    models: tuple[dict[str, Any], ...] = ()
-    # Review tasks (``coderefine review`` on a pull request): an error-level finding on the mutant's
-    # lines; error-level findings elsewhere; fixes tried, offered (verified), and fixing the mutant.
-    caught: bool = False
-    false_alarms: int = 0
-    fixes_tried: int = 0
-    verified: int = 0
-    verified_fixing: int = 0
-    files: int = 1  # the files the task's change spans (a release task may span several)
-    # Scoring runs that failed and ran again with generous limits; flaky: the two runs disagreed (the
-    # task is reported apart, not as a failure).
-    reruns: int = 0
-    flaky: bool = False
-    edit_format: str = ""  # how the author and reviser wrote edits (edits/formats.py); "" for a review
-
-    @property
-    def fixed(self) -> bool:
-        return self.passed_after
-
-    @property
-    def regression(self) -> bool:
-        return self.passed_before and not self.passed_after
-
-
 class _NoSignals:
     """The evaluator of strategies without signals: nothing is measured, so nothing is ever worse."""
 
     def evaluate(self, texts: Mapping[str, str]) -> Evaluation:
         status = SourceStatus("signals", "skipped", "this strategy uses no signals")
         return Evaluation(SignalSet((), (status,)), Comparison((), (), (), (status,)))
-
-
-def lines_changed(before: str, after: str) -> int:
-    """Lines removed plus lines added."""
-    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
-    return sum(1 for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---"))
 
 
 def cache_key(task: BenchTask, strategy: Strategy, model: str, settings: Settings) -> str:

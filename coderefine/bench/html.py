@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from coderefine.bench.harness import TaskResult
+from coderefine.bench.result import TaskResult
 from coderefine.bench.stats import rate_cell, wilson
 from coderefine.bench.summary import summary
 from coderefine.bench.svg import Bar, Point, grouped_bars, scatter

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from coderefine.bench.harness import TaskResult
+from coderefine.bench.result import TaskResult
 from coderefine.errors import UsageError
 
 _FIELDS = {f.name for f in fields(TaskResult)}

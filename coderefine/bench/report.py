@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from coderefine.bench.harness import TaskResult
+from coderefine.bench.result import TaskResult
 from coderefine.bench.stats import rate_cell
 from coderefine.bench.summary import comparisons, summary
 

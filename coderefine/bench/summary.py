@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from coderefine.bench.harness import TaskResult
+from coderefine.bench.result import TaskResult
 from coderefine.bench.stats import compare, grouped, wilson
 
 # Correct code: measured by what a strategy did to it, not by a fix rate.

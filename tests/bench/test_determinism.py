@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from coderefine.bench.build import Source, make_suite
-from coderefine.bench.harness import TaskResult, run_bench
+from coderefine.bench.harness import run_bench
 from coderefine.bench.models import DoNothingModel, OracleModel
+from coderefine.bench.result import TaskResult
 from coderefine.bench.strategies import strategies
 from coderefine.bench.suite import SUITE_FILE, LibraryTask, load_suite
 from coderefine.config import Settings

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.bench.harness import TaskResult
 from coderefine.bench.html import cost_points, render_html
 from coderefine.bench.report import write_reports
+from coderefine.bench.result import TaskResult
 from coderefine.bench.stats import rate_cell
 from coderefine.bench.summary import summary
 

@@ -2,8 +2,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from coderefine.bench.harness import TaskResult
 from coderefine.bench.report import markdown, write_reports
+from coderefine.bench.result import TaskResult
 
 
 def result(strategy: str, fixed: bool, bug: str = "value misuse") -> TaskResult:

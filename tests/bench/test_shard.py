@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.bench.harness import TaskResult
 from coderefine.bench.merge import load_results, merge
 from coderefine.bench.report import write_reports
+from coderefine.bench.result import TaskResult
 from coderefine.bench.shard import pairs_of, run_id, share
 from coderefine.bench.strategies import strategies
 from coderefine.bench.summary import summary

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -15,18 +16,22 @@ if TYPE_CHECKING:
     from coderefine.signals.warm import WarmPytest
 
 
-def command_check(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+def _with_early_server(args: argparse.Namespace, run: Callable[[WarmPytest | None], int]) -> int:
+    """``run`` with a warm test server started before anything else: its import of pytest and the
+    plugins overlaps finding the change, the imports after it and the model's set-up (about 0.1 s of a
+    `check` whose floor is one pytest run). Closing it again afterwards is harmless."""
     from coderefine.signals.prestart import early
 
-    # Started before anything else: the server's import of pytest overlaps finding the change and the
-    # imports below (about 0.1 s of a `check` whose floor is one pytest run). Closing it again after the
-    # check is harmless.
     started = early(Path.cwd(), os.environ) if args.tests is not False else None
     try:
-        return _check(args, out, stdin, started)
+        return run(started)
     finally:
         if started is not None:
             started.close()
+
+
+def command_check(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    return _with_early_server(args, lambda started: _check(args, out, stdin, started))
 
 
 def _check(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPytest | None) -> int:
@@ -53,21 +58,12 @@ def _check(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPy
 
 
 def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    from coderefine.signals.prestart import early
-
     if args.command != "draft":
         from coderefine.cli.commands.sweep import command_sweep, is_sweep
 
         if is_sweep(args):
             return command_sweep(args, out, stdin)  # its files' runs start their own servers
-    # As in check: the warm server's import of pytest and its plugins overlaps finding the change, the
-    # imports below and the model's set-up. Closing it again at the end is harmless.
-    started = early(Path.cwd(), os.environ) if args.tests is not False else None
-    try:
-        return _fix(args, out, stdin, started)
-    finally:
-        if started is not None:
-            started.close()
+    return _with_early_server(args, lambda started: _fix(args, out, stdin, started))
 
 
 def _fix(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPytest | None) -> int:
