@@ -32,7 +32,7 @@ from coderefine.refiner.records import RefineResult
 from coderefine.refiner.session import NoProgress, Progress
 from coderefine.signals.check import CheckResult, run_check
 from coderefine.signals.evaluate import Evaluator, Pinned
-from coderefine.signals.import_index import ImportSnapshot
+from coderefine.signals.snapshot import ProjectSnapshot
 from coderefine.signals.warm import WarmPytest
 
 PathArg = str | os.PathLike[str]
@@ -219,14 +219,14 @@ def refine_and_write(
     cancel: threading.Event | None = None,
     pinned: Pinned | None = None,
     warm: WarmPytest | None = None,
-    imports: ImportSnapshot | None = None,
+    snapshot: ProjectSnapshot | None = None,
 ) -> FixOutcome:
     """The loop on ``change`` and, when ``writer`` is given and the result is shown better, its write.
 
     The caller holds the run lock (``project_journal``); a sweep calls this once per file, concurrently,
     with one journal entry for the whole run as the writer. Nothing is written once ``cancel`` is set.
     ``pinned`` names files whose content in the test trees is given, not read (see ``Evaluator``), and
-    ``imports`` is the project's imports read once for all of a sweep's files.
+    ``snapshot`` is the project read once for all of a sweep's files, with the test trees they share.
     """
     refuse_outside(change)
     watched = _Cancellable(progress or NoProgress(), cancel)
@@ -242,7 +242,7 @@ def refine_and_write(
         progress=watched,
         pinned=pinned,
         warm=warm,
-        imports=imports,
+        snapshot=snapshot,
     )
     written: tuple[str, ...] = ()
     entry = ""

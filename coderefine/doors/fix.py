@@ -18,7 +18,7 @@ from coderefine.refiner.records import RefineResult
 from coderefine.refiner.session import Progress
 from coderefine.signals.base import SEVERITY_RANK
 from coderefine.signals.evaluate import Evaluator, Pinned
-from coderefine.signals.import_index import ImportSnapshot
+from coderefine.signals.snapshot import ProjectSnapshot
 from coderefine.signals.warm import WarmPytest
 
 
@@ -93,12 +93,12 @@ def run_refine(
     progress: Progress | None = None,
     pinned: Pinned | None = None,
     warm: WarmPytest | None = None,
-    imports: ImportSnapshot | None = None,
+    snapshot: ProjectSnapshot | None = None,
 ) -> RefineResult:
     """``warm``: a warm test server already started for the project (``signals.prestart``); the run
     owns it."""
     with Evaluator(
-        change, settings, runner, environ, project_files, pinned=pinned, warm=warm, imports=imports
+        change, settings, runner, environ, project_files, pinned=pinned, warm=warm, snapshot=snapshot
     ) as evaluator:
         return refine(change, settings, model, evaluator, intent=intent, draft=draft, progress=progress)
 

@@ -27,6 +27,9 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
+
+from coderefine.project.bulkcopy import BULK_MIN, tar_copy
 
 SLOTS = 16
 # A project whose copies were not used for this long is removed the next time any project is prepared.
@@ -73,14 +76,30 @@ class SyncReport:
 class Slot:
     """One persistent copy, held (locked) until ``release``."""
 
-    def __init__(self, folder: Path, name: str, fd: int) -> None:
+    def __init__(self, folder: Path, root: Path, fd: int) -> None:
         self.folder = folder
-        self.path = folder / "tree" / name
+        self.root = root
+        self.path = folder / "tree" / root.name
         self._fd = fd
+        # Held between the evaluations of one run (``TreePool``): the manifest as the last sync left it,
+        # so a later sync neither reads it again nor looks at the project's files (see ``hold``).
+        self._memory: tuple[dict[str, Entry], dict[str, int]] | None = None
+        self._held = False
+
+    def hold(self) -> None:
+        """Keep this slot between the evaluations of one run: the project is taken as it was at the
+        first sync (the run's view of it, as a sweep's is), so later syncs stat only the copy's side and
+        put back what a run changed in it. ``flush`` saves the manifest before the slot is released."""
+        self._held = True
+
+    def flush(self) -> None:
+        if self._memory is not None:
+            self._save(*self._memory)
 
     def sync(self, root: Path, files: Iterable[str]) -> SyncReport:
         """Make the copy hold exactly ``files`` of ``root`` as they are now (plus folders)."""
-        entries, dirs = self._load()
+        trusted = self._memory is not None
+        entries, dirs = self._memory if self._memory is not None else self._load()
         if not entries:
             shutil.rmtree(self.path, ignore_errors=True)
             dirs = {}
@@ -93,17 +112,22 @@ class Slot:
         # Folders that changed since the last sync may hold files a test created: list them first, so
         # what is to be removed is known before any file of this sync changes the folder again.
         strays = self._strays(dirs, entries)
+        if not entries:
+            return self._fill(root, files)
         lstat = os.lstat
         for rel in files:
             if rel.endswith((".pyc", ".pyo")):
                 continue  # stale bytecode could shadow the candidate's source (see signals/pytest.py)
             # The hot loop of a big tree (twice per file): the stat calls are inlined.
-            try:
-                st = lstat(src_prefix + rel)
-            except OSError:
-                continue  # tracked but deleted in the working tree
-            source = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             old = entries.get(rel)
+            if trusted and old is not None:
+                source = old[0]  # the project as this run first saw it
+            else:
+                try:
+                    st = lstat(src_prefix + rel)
+                except OSError:
+                    continue  # tracked but deleted in the working tree
+                source = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             target = dst_prefix + rel
             if old is not None and old[0] == source:
                 try:
@@ -115,6 +139,11 @@ class Slot:
                         wanted[rel] = old
                         kept += 1
                         continue
+            if trusted and old is not None:
+                fresh_source = _stat(src_prefix + rel)  # what is copied now is the file as it is now
+                if fresh_source is None:
+                    continue
+                source = fresh_source
             copy = _copy(src_prefix + rel, target, replace=bool(entries))
             if copy is None:
                 continue  # unreadable files cannot matter to the tests more than to the user
@@ -131,9 +160,46 @@ class Slot:
                 removed += _remove(dst_prefix + rel)
         # A few files copied again (the ones the last run put under review) are cheaper to copy again
         # next time than a rewrite of the whole manifest; many (a pull, a checkout) are worth saving.
-        if not dirs or len(fresh) + removed > SAVE_AFTER:
+        if self._held:
+            # The folders are the last sync's and those of the files copied now: _parents of every
+            # file cost 20 ms a sync at 20,000 files. A folder that went is dropped by its stat.
+            self._memory = (
+                wanted,
+                self._stat_folders(set(dirs) | _parents(fresh) if dirs else _parents(wanted)),
+            )
+        elif not dirs or len(fresh) + removed > SAVE_AFTER:
             self._save(wanted, self._stat_folders(_parents(wanted)))
         return SyncReport(len(fresh), removed, kept)
+
+    def _fill(self, root: Path, files: Iterable[str]) -> SyncReport:
+        """The first copy of an empty slot: one bulk copy (``bulkcopy.py``), then a stat of each side.
+
+        Each source is stat'ed before it is copied, so a file the user changes meanwhile has a newer stat
+        than the one recorded and is copied again by the next sync. A copy whose size is not the source's
+        (tar stopped part way) or that is missing is copied again in Python, or left out as unreadable."""
+        src_prefix = str(root) + os.sep
+        dst_prefix = str(self.path) + os.sep
+        sources: dict[str, Stat] = {}
+        for rel in files:
+            if rel.endswith((".pyc", ".pyo")):
+                continue  # stale bytecode could shadow the candidate's source (see signals/pytest.py)
+            source = _stat(src_prefix + rel)
+            if source is not None:
+                sources[rel] = source
+        if len(sources) >= BULK_MIN:
+            tar_copy(str(root), list(sources), str(self.path))
+        wanted: dict[str, Entry] = {}
+        for rel, source in sources.items():
+            copy = _stat(dst_prefix + rel)
+            if copy is None or copy[1] != source[1]:
+                copy = _copy(src_prefix + rel, dst_prefix + rel, replace=copy is not None)
+            if copy is not None:
+                wanted[rel] = (source, copy)
+        folders = self._stat_folders(_parents(wanted))
+        self._save(wanted, folders)
+        if self._held:
+            self._memory = (wanted, folders)
+        return SyncReport(len(wanted), 0, 0)
 
     def _strays(self, dirs: Mapping[str, int], entries: Mapping[str, object]) -> set[str]:
         """Entries of changed folders that the manifest does not know (made by a test)."""
@@ -155,9 +221,11 @@ class Slot:
 
     def _stat_folders(self, folders: Iterable[str]) -> dict[str, int]:
         out: dict[str, int] = {}
+        top = str(self.path)
+        prefix = top + os.sep
         for rel in folders:
             with contextlib.suppress(OSError):
-                out[rel] = os.lstat(self.path / rel if rel else self.path).st_mtime_ns
+                out[rel] = os.lstat(prefix + rel if rel else top).st_mtime_ns
         return out
 
     def _load(self) -> tuple[dict[str, Entry], dict[str, int]]:
@@ -224,6 +292,16 @@ def _remove(path: str) -> int:
     return 1
 
 
+class Slots(Protocol):
+    """Where trees get their slots: ``TreeCache`` itself, or a run's ``treepool.TreePool``."""
+
+    def acquire(self, root: Path) -> Slot | None: ...
+
+    def release(self, slot: Slot) -> None: ...
+
+    def project_folder(self, root: Path) -> Path: ...
+
+
 class TreeCache:
     """The persistent copies of projects below ``folder``: up to ``slots`` per project."""
 
@@ -257,8 +335,11 @@ class TreeCache:
             except OSError:
                 os.close(fd)
                 continue
-            return Slot(folder, root.name, fd)
+            return Slot(folder, root, fd)
         return None
+
+    def release(self, slot: Slot) -> None:
+        slot.release()
 
     def clear(self, root: Path) -> bool:
         """Remove ``root``'s copies; False (nothing removed) while a run holds one of them."""

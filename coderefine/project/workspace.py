@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
-from coderefine.project.basetree import Slot, TreeCache
+from coderefine.project.basetree import Slot, Slots
+from coderefine.project.bulkcopy import BULK_MIN, tar_copy
 from coderefine.project.gitio import GitRepo
 
 _SKIP_DIRS = {
@@ -58,9 +59,19 @@ def project_files(root: Path, repo: GitRepo | None) -> list[str]:
 
 def copy_files(root: Path, files: Iterable[str], dest: Path) -> None:
     """Copy ``files`` (relative to ``root``) below ``dest``, skipping what cannot matter to tests."""
-    for rel in files:
-        if rel.endswith((".pyc", ".pyo")):
-            continue  # stale bytecode could shadow the candidate's source (see signals/pytest.py)
+    # Stale bytecode could shadow the candidate's source (see signals/pytest.py).
+    wanted = [rel for rel in files if not rel.endswith((".pyc", ".pyo"))]
+    copied = set()
+    if len(wanted) >= BULK_MIN and tar_copy(str(root), wanted, str(dest)):
+        for rel in wanted:
+            try:
+                if os.lstat(dest / rel).st_size == os.lstat(root / rel).st_size:
+                    copied.add(rel)
+            except OSError:
+                pass
+    for rel in wanted:
+        if rel in copied:
+            continue
         source = root / rel
         target = dest / rel
         if not (source.is_file() or source.is_symlink()):
@@ -82,13 +93,14 @@ class IsolatedTree:
         overrides: Mapping[str, bytes] | None = None,
         populate: Callable[[Path], None] | None = None,
         remove: Iterable[str] = (),
-        cache: TreeCache | None = None,
+        cache: Slots | None = None,
     ) -> None:
         """Copy ``files`` from ``root`` (or let ``populate`` fill the copy, e.g. from the git index),
         then drop ``remove`` and write ``overrides``. With ``cache`` (and no ``populate``), the copy
         is a persistent slot brought up to date, not a new one."""
         self._dir: tempfile.TemporaryDirectory[str] | None = None
         self._slot: Slot | None = None
+        self._slots = cache
         if cache is not None and populate is None:
             self._slot = cache.acquire(root)
         if self._slot is not None:
@@ -97,7 +109,7 @@ class IsolatedTree:
             try:
                 self._slot.sync(root, [rel for rel in files if rel not in dropped])
             except BaseException:
-                self._slot.release()
+                self._slot.release()  # not back to a pool: its copy is in no known state
                 raise
             self.write_all(overrides or {})
             return
@@ -106,10 +118,11 @@ class IsolatedTree:
         self.path.mkdir()
         if populate is not None:
             populate(self.path)
-            files = ()
-        for rel in remove:
-            (self.path / rel).unlink(missing_ok=True)
-        copy_files(root, files, self.path)
+            for rel in remove:
+                (self.path / rel).unlink(missing_ok=True)
+        else:
+            dropped = set(remove)
+            copy_files(root, [rel for rel in files if rel not in dropped], self.path)
         for rel, data in (overrides or {}).items():
             self.write(rel, data)
 
@@ -140,8 +153,9 @@ class IsolatedTree:
         return {rel: self.read_text(rel) for rel in rels}
 
     def close(self) -> None:
-        if self._slot is not None:
-            self._slot.release()  # what the run wrote is undone by the next sync, not now
+        if self._slot is not None and self._slots is not None:
+            self._slots.release(self._slot)  # what the run wrote is undone by the next sync, not now
+            self._slot = None
         if self._dir is not None:
             self._dir.cleanup()
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 
 from coderefine.config import Settings
-from coderefine.project.basetree import TreeCache, tree_cache_folder
+from coderefine.project.basetree import Slots, TreeCache, tree_cache_folder
 from coderefine.project.change import Change
 from coderefine.project.runner import Runner
 from coderefine.project.workspace import IsolatedTree
@@ -34,11 +34,11 @@ from coderefine.signals.base import (
     format_work,
     line_edits,
 )
-from coderefine.signals.import_index import ImportIndex, ImportSnapshot
 from coderefine.signals.lint_debt import old_lint
 from coderefine.signals.pytest import PytestConfig, PytestSignals, find_interpreter
 from coderefine.signals.related import TestSelection, select_tests
 from coderefine.signals.ruff import RuffSignals
+from coderefine.signals.snapshot import ProjectSnapshot, index_of
 from coderefine.signals.syntax import check_compile
 from coderefine.signals.warm import WarmPytest, top_level_names
 
@@ -108,7 +108,7 @@ class Evaluator:
         persistent: bool = True,
         pinned: Pinned | None = None,
         warm: WarmPytest | None = None,
-        imports: ImportSnapshot | None = None,
+        snapshot: ProjectSnapshot | None = None,
     ) -> None:
         """``populate_tree`` fills an isolated tree instead of copying ``project_files`` from the
         working tree (for a staged change: the git index, so that tests see what will be committed).
@@ -118,20 +118,23 @@ class Evaluator:
         there): a sweep pins the files it already wrote to their old bytes, so every file's tests see the
         project as the sweep found it, while the trees stay persistent copies. ``warm`` is a warm server
         already started for this project (``signals.prestart``); the Evaluator owns it from now on.
-        ``imports``: the project's imports read once for a sweep's files (``import_snapshot``)."""
+        ``snapshot``: the project read once for a sweep's files, and the trees they share
+        (``signals.snapshot``)."""
         self._change = change
         self._runner = runner
         self._populate = populate_tree
         self._pinned = pinned
         self._settings = settings
         self._files = list(project_files)
-        self._imports = imports
+        self._snapshot = snapshot
         self._ruff = RuffSignals(runner, settings.ruff_select, settings.ruff_format)
         python = find_interpreter(change.root, settings.python, environ)
         config = PytestConfig(python, settings.test_command, settings.test_timeout, settings.run_timeout)
         self._trees: dict[str, IsolatedTree] = {}
         cache_folder = tree_cache_folder(environ) if persistent and settings.persistent_trees else None
-        self._tree_cache = TreeCache(cache_folder) if cache_folder is not None else None
+        self._tree_cache: Slots | None = TreeCache(cache_folder) if cache_folder is not None else None
+        if snapshot is not None and cache_folder is not None:
+            self._tree_cache = snapshot.trees
         self._pool = ThreadPoolExecutor(max_workers=8)
         self._static_baseline: Future[SignalSet] | None = None
         self._baseline_tests: dict[str, tuple[Signal, ...]] = {}
@@ -143,7 +146,7 @@ class Evaluator:
         # The warm runner starts importing pytest now, while the trees are copied and the signals begin.
         self._warm = None
         if self.tests and settings.warm_tests and hasattr(os, "fork"):
-            avoid = top_level_names(self._files)
+            avoid = snapshot.top_names() if snapshot is not None else top_level_names(self._files)
             usable = (
                 warm is not None and warm.python == python and warm.avoid is not None and warm.avoid >= avoid
             )
@@ -155,12 +158,13 @@ class Evaluator:
     def _select_tests(self) -> TestSelection:
         # The change's own texts: a package __init__.py under review may add or drop a re-export.
         texts = {f.path: f.after.text for f in self._change.files}
+        if self._snapshot is not None:
+            return self._snapshot.imports.select(
+                self._change.paths, texts, run_all=self._settings.tests == "all"
+            )
         files = self._files + [p for p in self._change.paths if p not in self._files]
         root = self._change.root
-        if self._imports is not None:
-            imports = self._imports.with_texts(texts)
-        else:
-            imports = _index_of(root, self._tree_cache).imports(root, files, texts)
+        imports = index_of(root, self._tree_cache).imports(root, files, texts)
         return select_tests(
             self._change.paths, files, {}, run_all=self._settings.tests == "all", imports=imports
         )
@@ -336,16 +340,3 @@ class Evaluator:
 def _test_file(signal: Signal) -> str:
     """The test file a pytest signal belongs to (node ids start with it)."""
     return signal.code.removeprefix("collect:").split("::")[0]
-
-
-def _index_of(root: Path, trees: TreeCache | None) -> ImportIndex:
-    """The project's import index, kept beside its persistent trees (this run only without them)."""
-    return ImportIndex(trees.project_folder(root) / "imports.marshal" if trees else None)
-
-
-def import_snapshot(
-    root: Path, project_files: Sequence[str], settings: Settings, environ: Mapping[str, str]
-) -> ImportSnapshot:
-    """The imports of ``root``'s files, read once (when first asked) for every Evaluator of a sweep."""
-    folder = tree_cache_folder(environ) if settings.persistent_trees else None
-    return ImportSnapshot(_index_of(root, TreeCache(folder) if folder else None), root, project_files)

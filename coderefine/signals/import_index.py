@@ -19,7 +19,15 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from coderefine.signals.related import imported_modules, is_package_init, is_test_file, package_of
+from coderefine.signals.related import (
+    TestIndex,
+    TestSelection,
+    imported_modules,
+    is_package_init,
+    is_test_file,
+    package_of,
+    select_with,
+)
 
 # Changes when what an entry means changes (the import scan, marshal's format): older indexes are rebuilt.
 _FORMAT = f"imports-1-{sys.version_info[0]}.{sys.version_info[1]}"
@@ -125,16 +133,34 @@ class ImportSnapshot:
         self._root = root
         self._files = list(files)
         self._imports: dict[str, set[str]] | None = None
+        self._tests: TestIndex | None = None
         self._lock = threading.Lock()
 
-    def with_texts(self, texts: Mapping[str, str]) -> dict[str, set[str]]:
-        """The project's imports, with ``texts`` (the change under review) standing in for their files."""
+    def _shared(self) -> tuple[dict[str, set[str]], TestIndex]:
         with self._lock:
-            if self._imports is None:
+            if self._imports is None or self._tests is None:
                 self._imports = self._index.imports(self._root, self._files)
-            shared = self._imports
-        out = {path: set(modules) for path, modules in shared.items()}
-        for rel, text in texts.items():
-            if is_test_file(rel) or is_package_init(rel):
-                out[rel] = imported_modules(text, package_of(rel))
-        return out
+                self._tests = TestIndex(self._files, self._imports)
+            return self._imports, self._tests
+
+    def select(
+        self, changed: Sequence[str], texts: Mapping[str, str], run_all: bool = False
+    ) -> TestSelection:
+        """The tests of ``changed`` (``related.select_tests``), from the index built once for the sweep; a
+        test file or package ``__init__.py`` under review whose imports differ from the project's is
+        indexed anew with its own, and ``changed`` paths the project does not list yet are added."""
+        shared, index = self._shared()
+        own = self._own(texts)
+        known = set(self._files)
+        added = [p for p in changed if p not in known]
+        if added or any(shared.get(rel) != modules for rel, modules in own.items()):
+            index = TestIndex([*self._files, *added], {**shared, **own})
+        return select_with(index, changed, run_all=run_all)
+
+    @staticmethod
+    def _own(texts: Mapping[str, str]) -> dict[str, set[str]]:
+        return {
+            rel: imported_modules(text, package_of(rel))
+            for rel, text in texts.items()
+            if is_test_file(rel) or is_package_init(rel)
+        }

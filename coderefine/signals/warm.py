@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import IO
 
 from coderefine.errors import ToolTimeoutError
@@ -37,13 +37,15 @@ _QUIET_REWRITE = (
 def top_level_names(files: Sequence[str]) -> set[str]:
     """The project's own top-level modules and packages (``src/`` layouts included): what the server must
     never preload."""
+    # String work, not PurePosixPath: this runs for every file of the project in every file's run of a
+    # sweep, where building the path objects took 0.15 s a file at 20,000 files.
     names = set()
     for rel in files:
-        parts = PurePosixPath(rel).parts
-        if len(parts) > 1 and parts[0] in ("src", "lib"):
-            parts = parts[1:]
-        if parts:
-            names.add(parts[0].removesuffix(".py"))
+        head, sep, rest = rel.strip("/").partition("/")
+        if sep and head in ("src", "lib"):
+            head = rest.partition("/")[0]
+        if head:
+            names.add(head.removesuffix(".py"))
     return names
 
 

@@ -103,11 +103,18 @@ def test_a_snapshot_reads_the_index_once_and_lets_a_change_stand_in_for_its_file
     (tmp_path / "tests/test_a.py").write_text("import pkg.a\n")
     (tmp_path / "tests/test_b.py").write_text("import pkg.b\n")
     index = ImportIndex(tmp_path / "index.marshal")
-    snapshot = ImportSnapshot(index, tmp_path, ["tests/test_a.py", "tests/test_b.py", "pkg/a.py"])
-    first = snapshot.with_texts({"tests/test_b.py": "import pkg.c\n", "pkg/a.py": "import os\n"})
-    assert first["tests/test_a.py"] == {"pkg.a"} and first["tests/test_b.py"] == {"pkg.c"}
-    assert "pkg/a.py" not in first  # not a test or package file
+    files = ["tests/test_a.py", "tests/test_b.py", "pkg/a.py", "pkg/b.py"]
+    snapshot = ImportSnapshot(index, tmp_path, files)
+    assert snapshot.select(["pkg/a.py"], {"pkg/a.py": "import os\n"}).files == ("tests/test_a.py",)
     (tmp_path / "tests/test_a.py").write_text("import pkg.z\n")  # the sweep's view stays as it began
-    again = snapshot.with_texts({})
-    assert again["tests/test_a.py"] == {"pkg.a"} and again["tests/test_b.py"] == {"pkg.b"}
+    assert snapshot.select(["pkg/a.py"], {"pkg/a.py": ""}).files == ("tests/test_a.py",)
+    # A test file under review imports what its new text says.
+    both = snapshot.select(
+        ["pkg/a.py", "tests/test_b.py"], {"tests/test_b.py": "import pkg.a\n", "pkg/a.py": ""}
+    )
+    assert both.files == ("tests/test_a.py", "tests/test_b.py")
+    assert snapshot.select(["pkg/b.py"], {"pkg/b.py": ""}).files == ("tests/test_b.py",)
+    # A new test file, not yet among the project's files, is its own test and counts in the suite.
+    new = snapshot.select(["tests/test_c.py"], {"tests/test_c.py": "import pkg.c\n"})
+    assert new.files == ("tests/test_c.py",) and new.suite == 3
     assert index.reads == 2  # the two test files, read once

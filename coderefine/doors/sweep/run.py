@@ -30,7 +30,7 @@ from coderefine.project.cache import ReviewCache
 from coderefine.project.gitio import GitRepo
 from coderefine.project.runner import Runner
 from coderefine.project.writes import FileWrite, RunEntry
-from coderefine.signals.import_index import ImportSnapshot
+from coderefine.signals.snapshot import ProjectSnapshot
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class Sweep:
         # The old bytes of every file this sweep wrote: each file's trees are the project as it was when
         # the sweep started, so a file written meanwhile cannot make a baseline and a candidate differ.
         self._originals: dict[str, bytes | None] = {}
-        self._imports: ImportSnapshot | None = None  # read once per run, for every file
+        self._snapshot: ProjectSnapshot | None = None  # read once per run, for every file
 
     def run(
         self,
@@ -119,16 +119,18 @@ class Sweep:
     ) -> SweepResult:
         from coderefine.api import project_journal
         from coderefine.project.workspace import project_files
-        from coderefine.signals.evaluate import import_snapshot
+        from coderefine.signals.snapshot import project_snapshot
 
         start = self.clock()
         with project_journal(self.root, self.repo, on_wait=on_wait, on_recover=on_recover) as journal:
             entry = journal.open_run() if self.write else None
             try:
                 every = project_files(self.root, self.repo)
-                self._imports = import_snapshot(self.root, every, self.settings, self.environ)
-                outcomes, interrupted = self._schedule(self._items(files), every, entry, start)
+                with project_snapshot(self.root, every, self.settings, self.environ) as snapshot:
+                    self._snapshot = snapshot
+                    outcomes, interrupted = self._schedule(self._items(files), every, entry, start)
             finally:
+                self._snapshot = None
                 if entry is not None:
                     entry.close()
         ordered = tuple(outcomes[path] for path in files)
@@ -255,7 +257,7 @@ class Sweep:
                 intent=self.intent,
                 cancel=self.cancel,
                 pinned=self._pins,
-                imports=self._imports,
+                snapshot=self._snapshot,
             )
         except CancelledError:
             return FileOutcome(item.path, "skipped", EXIT_FINDINGS, "interrupted", meter.cost, meter.tokens)

@@ -243,3 +243,45 @@ def test_a_sweep_reads_the_projects_imports_once_for_all_its_files(
     result = sweep(root, PerFileModel(), Settings(), jobs=2)
     assert [o.status for o in result.outcomes] == ["fixed", "fixed", "fixed", "unchanged"]
     assert len(readings) == 1
+
+
+def test_a_sweep_holds_its_test_trees_from_one_file_to_the_next(
+    make_repo: RepoFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files take turns in the same persistent copies: each copy is read in (its manifest and a
+    stat of the project) once per sweep, not once per file, and every file is still fixed with its own
+    tests, none of them seeing what the file before it wrote."""
+    from coderefine.project.basetree import Slot
+
+    tests = {
+        f"tests/test_{m}.py": f"from pkg.{m} import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+        for m in "abcd"
+    }
+    root = make_repo({**PROJECT, **tests})
+    loads = []
+    real = Slot._load
+
+    def counted(self: Slot) -> object:
+        loads.append(self.path)
+        return real(self)
+
+    monkeypatch.setattr(Slot, "_load", counted)
+    repo = GitRepo.find(root)
+    settings = Settings()
+    environ = {"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    result = Sweep(
+        root,
+        repo,
+        settings,
+        PerFileModel(),
+        runner=SubprocessRunner(),
+        environ=environ,
+        cache=sweep_cache(root, repo, 4, settings.cache_max_entries),
+        intent="add must add",
+        jobs=1,
+    ).run(MODULES)
+    assert [o.status for o in result.outcomes] == ["fixed", "fixed", "fixed", "unchanged"]
+    assert len(loads) == len(set(loads)) <= 2  # the candidate's copy and the baseline's, each once
+    assert all(Path(p).exists() for p in loads)
+    for module in MODULES:
+        assert "a + b" in (root / module).read_text()
