@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Protocol
 
 from coderefine.project.bulkcopy import BULK_MIN, tar_copy
+from coderefine.project.watch import FolderWatch
 
 SLOTS = 16
 # A project whose copies were not used for this long is removed the next time any project is prepared.
@@ -85,6 +86,7 @@ class Slot:
         # so a later sync neither reads it again nor looks at the project's files (see ``hold``).
         self._memory: tuple[dict[str, Entry], dict[str, int]] | None = None
         self._held = False
+        self._watch: FolderWatch | None = None
 
     def hold(self) -> None:
         """Keep this slot between the evaluations of one run: the project is taken as it was at the
@@ -98,6 +100,13 @@ class Slot:
 
     def sync(self, root: Path, files: Iterable[str]) -> SyncReport:
         """Make the copy hold exactly ``files`` of ``root`` as they are now (plus folders)."""
+        if self._watch is not None:
+            changed = self._watch.changed()
+            report = None if changed is None else self._sync_changed(root, files, changed)
+            if report is not None:
+                return report
+            self._watch.close()
+            self._watch = None
         trusted = self._memory is not None
         entries, dirs = self._memory if self._memory is not None else self._load()
         if not entries:
@@ -163,10 +172,8 @@ class Slot:
         if self._held:
             # The folders are the last sync's and those of the files copied now: _parents of every
             # file cost 20 ms a sync at 20,000 files. A folder that went is dropped by its stat.
-            self._memory = (
-                wanted,
-                self._stat_folders(set(dirs) | _parents(fresh) if dirs else _parents(wanted)),
-            )
+            folders = set(dirs) | _parents(fresh) if dirs else _parents(wanted)
+            self._remember(wanted, self._stat_folders(folders))
         elif not dirs or len(fresh) + removed > SAVE_AFTER:
             self._save(wanted, self._stat_folders(_parents(wanted)))
         return SyncReport(len(fresh), removed, kept)
@@ -198,8 +205,66 @@ class Slot:
         folders = self._stat_folders(_parents(wanted))
         self._save(wanted, folders)
         if self._held:
-            self._memory = (wanted, folders)
+            self._remember(wanted, folders)
         return SyncReport(len(wanted), 0, 0)
+
+    def _remember(self, files: dict[str, Entry], dirs: dict[str, int]) -> None:
+        """Keep the manifest of a held slot in memory, and watch its folders from now on."""
+        self._memory = (files, dirs)
+        if self._watch is None:
+            self._watch = FolderWatch.start(str(self.path), dirs)
+
+    def _sync_changed(self, root: Path, files: Iterable[str], changed: set[str]) -> SyncReport | None:
+        """A held slot brought up to date from what its watch saw (``changed``, relative paths) and the
+        difference between ``files`` and the files it holds; None when only a full sync can tell (a
+        folder it holds went, or a new folder cannot be watched)."""
+        assert self._memory is not None and self._watch is not None
+        entries, dirs = self._memory
+        listed = {rel for rel in files if not rel.endswith((".pyc", ".pyo"))}
+        wanted = dict(entries)
+        src_prefix = str(root) + os.sep
+        dst_prefix = str(self.path) + os.sep
+        copied = removed = 0
+        for rel in sorted(changed):
+            if rel in dirs:
+                if not os.path.isdir(dst_prefix + rel) or os.path.islink(dst_prefix + rel):
+                    return None  # a folder it holds was replaced or went
+                continue
+            old = wanted.get(rel)
+            if old is not None:
+                if _stat(dst_prefix + rel) == old[1]:
+                    continue  # touched and put back as it was (a sync of ours)
+                source = _stat(src_prefix + rel)
+                copy = None if source is None else _copy(src_prefix + rel, dst_prefix + rel)
+                if source is None or copy is None:
+                    del wanted[rel]
+                    removed += _remove(dst_prefix + rel)
+                    continue
+                wanted[rel] = (source, copy)
+                copied += 1
+            elif all(d in dirs for d in _ancestors(rel)):
+                # Made by a test (a file, or a folder with its files); inside a folder made by a test,
+                # the folder itself goes.
+                removed += _remove(dst_prefix + rel)
+        for rel in entries.keys() - listed:
+            del wanted[rel]
+            with contextlib.suppress(OSError):
+                os.unlink(dst_prefix + rel)
+                removed += 1
+        new = sorted(listed - entries.keys())
+        for rel in new:
+            source = _stat(src_prefix + rel)
+            copy = None if source is None else _copy(src_prefix + rel, dst_prefix + rel)
+            if source is not None and copy is not None:
+                wanted[rel] = (source, copy)
+                copied += 1
+        folders = {d for d in _parents(new) if d not in dirs}
+        if folders:
+            if not self._watch.add(sorted(folders)):
+                return None
+            dirs = {**dirs, **self._stat_folders(folders)}
+        self._memory = (wanted, dirs)
+        return SyncReport(copied, removed, len(wanted) - copied)
 
     def _strays(self, dirs: Mapping[str, int], entries: Mapping[str, object]) -> set[str]:
         """Entries of changed folders that the manifest does not know (made by a test)."""
@@ -249,6 +314,9 @@ class Slot:
         os.replace(temp, self.folder / _MANIFEST)
 
     def release(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
         if self._fd >= 0:
             os.close(self._fd)  # closing the descriptor drops the flock
             self._fd = -1
@@ -279,6 +347,12 @@ def _parents(files: Iterable[str]) -> set[str]:
         for end in range(1, len(parts) + 1):
             folders.add("/".join(parts[:end]))
     return folders
+
+
+def _ancestors(rel: str) -> list[str]:
+    """The folders above ``rel`` (``a/b/c`` -> ``a``, ``a/b``)."""
+    parts = rel.split("/")[:-1]
+    return ["/".join(parts[:end]) for end in range(1, len(parts) + 1)]
 
 
 def _remove(path: str) -> int:

@@ -97,3 +97,21 @@ def test_a_slot_given_back_after_close_is_released(tmp_path: Path) -> None:
     slot = cache.acquire(root)
     assert slot is not None
     slot.release()
+
+
+def test_what_another_process_did_in_a_held_copy_is_put_back(tmp_path: Path) -> None:
+    """A test's subprocess writes in place, and a test removes a whole folder the copy holds: the first
+    is seen by the folder watch, the second makes the slot fall back to a stat of every file."""
+    import subprocess
+
+    root = _project(tmp_path)
+    with TreePool(TreeCache(tmp_path / "cache")) as pool:
+        with IsolatedTree(root, list(FILES), cache=pool) as tree:
+            subprocess.run(
+                ["sh", "-c", "printf 'X = 9\\n' > pkg/mod.py; mkdir -p out; : > out/log"], cwd=tree.path
+            )
+        with IsolatedTree(root, list(FILES), cache=pool) as tree:
+            assert _tree_files(tree.path) == {k: v.encode() for k, v in FILES.items()}
+            subprocess.run(["rm", "-rf", "pkg"], cwd=tree.path)
+        with IsolatedTree(root, list(FILES), cache=pool) as tree:
+            assert _tree_files(tree.path) == {k: v.encode() for k, v in FILES.items()}
