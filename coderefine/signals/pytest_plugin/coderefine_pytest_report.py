@@ -58,6 +58,42 @@ def pytest_configure(config: Any) -> None:
     _ROOTS.sort(key=len, reverse=True)
 
 
+def _targets(config: Any) -> list[str]:
+    """The absolute paths the run was asked for (node ids cut to their files), as given and resolved;
+    empty when any of them is no path (``--pyargs``), so that nothing is pruned."""
+    cached = getattr(config, "_coderefine_targets", None)
+    if cached is not None:
+        return list(cached)
+    found: list[str] = []
+    base = str(config.invocation_params.dir)
+    for arg in config.args:
+        path = os.path.abspath(os.path.join(base, str(arg).split("::")[0]))
+        if not os.path.exists(path):
+            found = []
+            break
+        found += dict.fromkeys((path, os.path.realpath(path)))
+    config._coderefine_targets = found
+    return found
+
+
+def _on_the_way(path: str, targets: list[str]) -> bool:
+    return any(t == path or t.startswith(path + os.sep) or path.startswith(t + os.sep) for t in targets)
+
+
+if int(pytest.__version__.split(".")[0]) >= 7:  # ``collection_path``: older pytest names it ``path``
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(collection_path: Any, config: Any) -> bool | None:
+        """A folder or file beside the way to the asked-for tests is never collected, yet pytest's own
+        hook matches it against every ``norecursedirs`` pattern and looks for a virtualenv in it: 0.1 s
+        a run for one test file in a folder of 800 packages. Saying so first skips that work; the tests
+        collected are the same."""
+        targets = _targets(config)
+        if not targets or _on_the_way(str(collection_path), targets):
+            return None
+        return True
+
+
 def stable_text(text: str) -> str:
     """A failure's text as it reads on every run of the same code: paths below the project relative to
     it, pytest's ``tmp_path`` folders and other temporary folders as ``<tmp>``, object addresses as
