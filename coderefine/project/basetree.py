@@ -375,6 +375,8 @@ class Slots(Protocol):
 
     def project_folder(self, root: Path) -> Path: ...
 
+    def filled(self, root: Path) -> bool: ...
+
 
 class TreeCache:
     """The persistent copies of projects below ``folder``: up to ``slots`` per project."""
@@ -414,6 +416,10 @@ class TreeCache:
 
     def release(self, slot: Slot) -> None:
         slot.release()
+
+    def filled(self, root: Path) -> bool:
+        """Whether some copy of ``root`` was made whole before (its manifest saved)."""
+        return any(self.project_folder(root).glob(f"slot*/{_MANIFEST}"))
 
     def clear(self, root: Path) -> bool:
         """Remove ``root``'s copies; False (nothing removed) while a run holds one of them."""

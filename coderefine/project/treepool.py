@@ -32,6 +32,9 @@ class TreePool:
     def project_folder(self, root: Path) -> Path:
         return self._cache.project_folder(root)
 
+    def filled(self, root: Path) -> bool:
+        return self._cache.filled(root)
+
     def acquire(self, root: Path) -> Slot | None:
         with self._lock:
             for idle in self._idle:

@@ -24,7 +24,6 @@ from coderefine.config import Settings
 from coderefine.project.basetree import Slots, TreeCache, tree_cache_folder
 from coderefine.project.change import Change
 from coderefine.project.runner import Runner
-from coderefine.project.workspace import IsolatedTree
 from coderefine.signals.base import (
     Comparison,
     Signal,
@@ -40,6 +39,7 @@ from coderefine.signals.related import TestSelection, select_tests
 from coderefine.signals.ruff import RuffSignals
 from coderefine.signals.snapshot import ProjectSnapshot, index_of
 from coderefine.signals.syntax import check_compile
+from coderefine.signals.trees import TestTrees
 from coderefine.signals.warm import WarmPytest, top_level_names
 
 _FILE_SOURCES = ("ruff", "format", "syntax")
@@ -122,7 +122,6 @@ class Evaluator:
         (``signals.snapshot``)."""
         self._change = change
         self._runner = runner
-        self._populate = populate_tree
         self._pinned = pinned
         self._settings = settings
         self._files = list(project_files)
@@ -130,11 +129,11 @@ class Evaluator:
         self._ruff = RuffSignals(runner, settings.ruff_select, settings.ruff_format)
         python = find_interpreter(change.root, settings.python, environ)
         config = PytestConfig(python, settings.test_command, settings.test_timeout, settings.run_timeout)
-        self._trees: dict[str, IsolatedTree] = {}
         cache_folder = tree_cache_folder(environ) if persistent and settings.persistent_trees else None
         self._tree_cache: Slots | None = TreeCache(cache_folder) if cache_folder is not None else None
         if snapshot is not None and cache_folder is not None:
             self._tree_cache = snapshot.trees
+        self._trees = TestTrees(change.root, self._files, self._tree_cache, populate_tree)
         self._pool = ThreadPoolExecutor(max_workers=8)
         self._static_baseline: Future[SignalSet] | None = None
         self._baseline_tests: dict[str, tuple[Signal, ...]] = {}
@@ -263,8 +262,7 @@ class Evaluator:
             ).hexdigest()
             if key in self._runs:
                 return self._runs[key]
-            tree = self._trees.get(which)
-            if tree is None:
+            if not self._trees.has(which):
                 added = (
                     {f.path for f in self._change.files if f.kind == "added"}
                     if which == "baseline"
@@ -274,33 +272,26 @@ class Evaluator:
                 gone = {rel for rel, pin in pins.items() if pin is None and rel not in data}
                 kept = {rel: pin for rel, pin in pins.items() if pin is not None and rel not in data}
                 files = [rel for rel in self._files if rel not in added]
-                tree = self._trees[which] = IsolatedTree(
-                    self._change.root,
-                    files,
-                    {**kept, **data},
-                    populate=self._populate,
-                    remove=added | gone,
-                    cache=self._tree_cache,
-                )
+                self._trees.prepare(which, files, {**kept, **data}, added | gone, self.tests)
             else:
                 # A run started early for a candidate the gate then refused may still be reading it.
                 running = self._inflight.get(which)
                 if running is not None:
                     wait([running])
-                tree.write_all(data)
+                self._trees.write(which, data, self.tests)
             if which == "candidate" and self.selection.describe():
-                run = self._pool.submit(self._labelled, tree.path, list(tests))
+                run = self._pool.submit(self._labelled, which, list(tests))
             else:
-                run = self._pool.submit(self._pytest.collect, tree.path, list(tests))
+                run = self._pool.submit(self._trees.collect, which, list(tests), self._pytest.collect)
             self._runs[key] = self._inflight[which] = run
             return run
         done: Future[SignalSet] = Future()
         done.set_result(skipped)
         return done
 
-    def _labelled(self, tree: Path, tests: list[str]) -> SignalSet:
+    def _labelled(self, which: str, tests: list[str]) -> SignalSet:
         """The candidate's test run, its status saying why these tests (the whole suite)."""
-        result = self._pytest.collect(tree, tests)
+        result = self._trees.collect(which, tests, self._pytest.collect)
         why = self.selection.describe()
         statuses = tuple(
             SourceStatus(s.source, s.state, f"{why}: {s.note}" if s.note else why)
@@ -314,8 +305,7 @@ class Evaluator:
         self._pool.shutdown(wait=True, cancel_futures=True)
         if self._warm is not None:
             self._warm.close()
-        for tree in self._trees.values():
-            tree.close()
+        self._trees.close()
 
     def __enter__(self) -> Evaluator:
         return self
