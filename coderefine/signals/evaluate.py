@@ -133,7 +133,9 @@ class Evaluator:
         self._tree_cache: Slots | None = TreeCache(cache_folder) if cache_folder is not None else None
         if snapshot is not None and cache_folder is not None:
             self._tree_cache = snapshot.trees
-        self._trees = TestTrees(change.root, self._files, self._tree_cache, populate_tree)
+        self._trees = TestTrees(
+            change.root, self._files, self._tree_cache, populate_tree, sparse=snapshot is None
+        )
         self._pool = ThreadPoolExecutor(max_workers=8)
         self._static_baseline: Future[SignalSet] | None = None
         self._baseline_tests: dict[str, tuple[Signal, ...]] = {}

@@ -17,7 +17,7 @@ from pathlib import Path
 from coderefine.project.basetree import Slots
 from coderefine.project.workspace import IsolatedTree
 from coderefine.signals.base import SignalSet
-from coderefine.signals.sparse import SPARSE_MIN, missing_files, needed_files
+from coderefine.signals.sparse import SPARSE_MIN, ProjectFiles, missing_files
 
 Collect = Callable[[Path, list[str]], SignalSet]
 
@@ -33,7 +33,10 @@ class TestTrees:
         files: Sequence[str],
         slots: Slots | None,
         populate: Callable[[Path], None] | None,
+        sparse: bool = True,
     ) -> None:
+        """``sparse=False`` keeps every tree whole: a sweep's held copies cost a few milliseconds a file
+        once filled, where a sparse copy is made again for every file."""
         self._root = root
         self._files = list(files)
         self._slots = slots
@@ -42,7 +45,8 @@ class TestTrees:
         # Per sparse tree: the files it holds, and how it was made (to make it whole the same way).
         self._sparse: dict[str, set[str]] = {}
         self._made: dict[str, tuple[list[str], dict[str, bytes], set[str]]] = {}
-        self._whole = populate is not None or len(self._files) < SPARSE_MIN or slots is None
+        self._whole = not sparse or populate is not None or len(self._files) < SPARSE_MIN or slots is None
+        self._index: ProjectFiles | None = None
         if not self._whole and slots is not None and slots.filled(root):
             self._whole = True
         self._lock = threading.Lock()
@@ -65,7 +69,7 @@ class TestTrees:
                 self._trees[which] = self._whole_tree(files, overrides, remove)
                 return
             listed = [rel for rel in files if rel not in remove]
-            needed = needed_files(listed, tests, self._reader(overrides)) | set(overrides)
+            needed = self._needed(remove, tests, overrides)
             self._trees[which] = IsolatedTree(
                 self._root, [rel for rel in listed if rel in needed], overrides, cache=None
             )
@@ -78,10 +82,9 @@ class TestTrees:
             tree = self._trees[which]
             held = self._sparse.get(which)
             if held is not None:
-                files, overrides, remove = self._made[which]
+                _, overrides, remove = self._made[which]
                 overrides.update(data)
-                listed = [rel for rel in files if rel not in remove]
-                needed = needed_files(listed, tests, self._reader(overrides)) | set(overrides)
+                needed = self._needed(remove, tests, overrides)
                 for rel in sorted(needed - held - set(data)):
                     try:
                         tree.write(rel, (self._root / rel).read_bytes())
@@ -109,6 +112,11 @@ class TestTrees:
             self.made_whole += 1
             path = self._trees[which].path
         return collect(path, tests)
+
+    def _needed(self, remove: set[str], tests: Sequence[str], overrides: Mapping[str, bytes]) -> set[str]:
+        if self._index is None:
+            self._index = ProjectFiles(self._files)
+        return (self._index.needed(tests, self._reader(overrides)) - remove) | set(overrides)
 
     def _whole_tree(
         self, files: Sequence[str], overrides: Mapping[str, bytes], remove: set[str]
