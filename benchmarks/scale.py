@@ -3,6 +3,7 @@
     python -m benchmarks.scale                          # 1k, 5k, 20k files x 1, 30, 300 changed files
     python -m benchmarks.scale --sizes 1000 --changes 1,30
     python -m benchmarks.scale --write-docs             # also the "At scale" section and docs/scale.png
+    python -m benchmarks.scale --sweeps --sizes 1000,20000 --changes 300   # only the sweeps, cold and warm
 
 Rows:
 - preparing a candidate's tree: today's temporary copy against the persistent copy (``basetree.py``),
@@ -265,6 +266,29 @@ def recorded_calls(record: Path) -> tuple[int, int]:
     return calls, tokens
 
 
+def sweeps(sizes: Sequence[int], changes: Sequence[int]) -> int:
+    """Cold and warm sweeps per size and change count, and each size's walls against the smallest's."""
+    print(f"Machine: {machine()}.", flush=True)
+    walls: dict[tuple[int, int, str], float] = {}
+    for changed in changes:
+        for size in sizes:
+            with tempfile.TemporaryDirectory() as cache:
+                for kind in ("cold", "warm"):
+                    row = sweep_row(size, changed, Path(cache))
+                    if row is None:
+                        print("fix sweep: not in this coderefine")
+                        return 1
+                    walls[(size, changed, kind)] = row.wall_s
+                    print(f"{kind}: {row}", flush=True)
+        small = min(sizes)
+        for size in sizes:
+            for kind in ("cold", "warm"):
+                wall = walls[(size, changed, kind)]
+                ratio = wall / walls[(small, changed, kind)]
+                print(f"{changed} files, {kind}: {size} files {wall:.1f} s, {ratio:.2f}x of {small}")
+    return 0
+
+
 def _ints(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x]
 
@@ -279,7 +303,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--write-docs", action="store_true", help="write docs/benchmarks.md and docs/scale.png"
     )
+    parser.add_argument(
+        "--sweeps",
+        action="store_true",
+        help="only the fix sweeps: each size from an empty cache (cold), then again (warm), and the ratios",
+    )
     args = parser.parse_args(argv)
+    if args.sweeps:
+        return sweeps(args.sizes, args.changes)
     started = time.perf_counter()
     header = f"Machine: {machine()}."
     print(header, flush=True)

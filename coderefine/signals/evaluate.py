@@ -19,6 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Protocol
 
 from coderefine.config import Settings
 from coderefine.project.basetree import Slots, TreeCache, tree_cache_folder
@@ -90,6 +91,14 @@ def compare_change(
     )
 
 
+class BaselineStore(Protocol):
+    """The baseline's signals per test file, kept between runs (None: not there)."""
+
+    def get(self, test_file: str) -> tuple[Signal, ...] | None: ...
+
+    def put(self, test_file: str, signals: tuple[Signal, ...]) -> None: ...
+
+
 # Files whose content in the test trees is given rather than read from the working tree (None: absent).
 Pinned = Callable[[], Mapping[str, bytes | None]]
 
@@ -109,6 +118,7 @@ class Evaluator:
         pinned: Pinned | None = None,
         warm: WarmPytest | None = None,
         snapshot: ProjectSnapshot | None = None,
+        baseline_store: BaselineStore | None = None,
     ) -> None:
         """``populate_tree`` fills an isolated tree instead of copying ``project_files`` from the
         working tree (for a staged change: the git index, so that tests see what will be committed).
@@ -119,13 +129,15 @@ class Evaluator:
         project as the sweep found it, while the trees stay persistent copies. ``warm`` is a warm server
         already started for this project (``signals.prestart``); the Evaluator owns it from now on.
         ``snapshot``: the project read once for a sweep's files, and the trees they share
-        (``signals.snapshot``)."""
+        (``signals.snapshot``). ``baseline_store``: the baseline's test results kept between runs, by a
+        key that names the baseline's tree (a review's base, ``doors/review/basecache.py``)."""
         self._change = change
         self._runner = runner
         self._pinned = pinned
         self._settings = settings
         self._files = list(project_files)
         self._snapshot = snapshot
+        self._baseline_store = baseline_store
         self._ruff = RuffSignals(runner, settings.ruff_select, settings.ruff_format)
         python = find_interpreter(change.root, settings.python, environ)
         config = PytestConfig(python, settings.test_command, settings.test_timeout, settings.run_timeout)
@@ -190,10 +202,23 @@ class Evaluator:
             texts = self.baseline_texts()
             self._static_baseline = self._pool.submit(self._static, texts)
         if tests and self._modified() and self.tests and not self._speculative:
-            self._speculative = (
-                tuple(self.tests),
-                self._start_tests("baseline", self._baseline_data(), self.tests),
-            )
+            todo = self._stored(self.tests)
+            if todo:
+                self._speculative = (tuple(todo), self._start_tests("baseline", self._baseline_data(), todo))
+
+    def _stored(self, test_files: Sequence[str]) -> list[str]:
+        """Of ``test_files``, those whose baseline results are neither known nor in the store (the ones
+        to run); the stored ones become known."""
+        todo = []
+        for test_file in test_files:
+            if test_file in self._baseline_tests:
+                continue
+            hit = self._baseline_store.get(test_file) if self._baseline_store is not None else None
+            if hit is None:
+                todo.append(test_file)
+            else:
+                self._baseline_tests[test_file] = hit
+        return todo
 
     def _baseline_for(self, current: SignalSet) -> SignalSet:
         """The baseline signals that ``current`` must be compared with.
@@ -213,16 +238,21 @@ class Evaluator:
             # A run that timed out or could not start is not trusted; the failing files run again.
             if all(s.state == "ok" for s in result.statuses if s.source == "pytest"):
                 self._remember(ran, result)
-        missing = [f for f in failing_files if f not in self._baseline_tests]
+        missing = self._stored(failing_files)
         if missing:
             self._remember(missing, self._start_tests("baseline", self._baseline_data(), missing).result())
         tests = tuple(s for f in failing_files for s in self._baseline_tests.get(f, ()))
         return SignalSet.merge([self._static_baseline.result(), SignalSet(tests)])
 
     def _remember(self, test_files: Sequence[str], result: SignalSet) -> None:
-        """Keep the baseline's signals per test file: the baseline never changes within a run."""
+        """Keep the baseline's signals per test file: the baseline never changes within a run. A run that
+        ended as it should is also stored for later runs (``baseline_store``)."""
+        trusted = all(s.state == "ok" for s in result.statuses if s.source == "pytest")
         for test_file in test_files:
-            self._baseline_tests[test_file] = tuple(s for s in result.signals if _test_file(s) == test_file)
+            signals = tuple(s for s in result.signals if _test_file(s) == test_file)
+            self._baseline_tests[test_file] = signals
+            if trusted and self._baseline_store is not None:
+                self._baseline_store.put(test_file, signals)
 
     def _data(self, texts: Mapping[str, str]) -> dict[str, bytes]:
         return {f.path: f.after.encode(texts.get(f.path, f.after.text)) for f in self._change.files}

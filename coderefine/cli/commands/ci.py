@@ -14,7 +14,11 @@ from typing import TYPE_CHECKING, TextIO
 from coderefine.cli.commands import settings_flags
 
 if TYPE_CHECKING:
+    from coderefine.config import Settings
+    from coderefine.doors.review.basecache import BaseResults
     from coderefine.doors.review.run import ReviewReport
+    from coderefine.project.change import Change
+    from coderefine.project.gitio import GitRepo
     from coderefine.signals.warm import WarmPytest
 
 _REVIEW_FORMATS = ("text", "json", "markdown", "sarif", "github", "gitlab")
@@ -140,6 +144,7 @@ def _review(args: argparse.Namespace, out: TextIO, started: WarmPytest | None) -
         jobs=jobs,
         on_file=_ReviewProgress(sys.stderr) if model is not None else None,
         warm=prestart(repo.root, settings, os.environ, files, started),
+        base_results=_base_results(repo, change, head_sha, settings),
     )
     write_outputs(report, outputs, out)
     if args.github_review:
@@ -224,3 +229,17 @@ def _credentials(exc: Exception) -> str:
     """What was missing, from the first line of the message (``no X for the model 'M'.``)."""
     first = str(exc).splitlines()[0] if str(exc) else "credentials"
     return first.removeprefix("no ").removesuffix(" Ways in:").rstrip(".")
+
+
+def _base_results(repo: GitRepo, change: Change, head_sha: str, settings: Settings) -> BaseResults | None:
+    """The base's test results kept between reviews, in the project's review cache (the review's tree is
+    always exactly the head commit: its clean checkout, or the commit exported)."""
+    from coderefine.doors.review.basecache import base_results
+    from coderefine.project.cache import ReviewCache
+    from coderefine.signals.interpreter import find_interpreter
+
+    if not settings.tests:
+        return None
+    cache = ReviewCache.for_project(repo.root, repo.git_dir, settings.cache_max_entries)
+    python = find_interpreter(repo.root, settings.python, os.environ)
+    return base_results(change, repo.blob_ids(head_sha), settings, python, cache)

@@ -39,7 +39,7 @@ from coderefine.refiner.critique import Critique, CritiqueError, Issue
 from coderefine.refiner.records import ModelCharge
 from coderefine.refiner.session import Ledger, RejectedEdit, Session
 from coderefine.signals.base import SEVERITY_RANK, Comparison, SourceStatus
-from coderefine.signals.evaluate import Evaluation, Evaluator
+from coderefine.signals.evaluate import BaselineStore, Evaluation, Evaluator
 from coderefine.signals.warm import WarmPytest
 
 
@@ -166,6 +166,7 @@ def run_review(
     jobs: int = 1,
     on_file: Callable[[int, int, float], None] | None = None,
     warm: WarmPytest | None = None,
+    base_results: BaselineStore | None = None,
 ) -> ReviewReport:
     """Review ``change``; with ``shard`` (K, N), only the files of shard K (``shard.shard_files`` by
     size) are reported and critiqued, while the signals still come from the whole change against the merge
@@ -176,7 +177,8 @@ def run_review(
     ``jobs`` files are critiqued (and their fixes proposed) at once; the signal runs of proposed fixes
     take turns. When the budget is reached, files not yet started are listed as not reviewed.
     ``on_file(done, total, cost so far)`` is called as each file's review ends (progress). ``warm``: a
-    warm test server already started for the project (``signals.prestart``)."""
+    warm test server already started for the project (``signals.prestart``). ``base_results``: the base's
+    test results kept between runs (``basecache.base_results``)."""
     mine = _shard_paths(change, shard)
     changed = {f.path for f in change.files}
     head_texts = {f.path: f.after.text for f in change.files}
@@ -187,7 +189,14 @@ def run_review(
     not_reviewed: list[str] = []
     ledger = Ledger(settings, clock)
     with Evaluator(
-        change, settings, runner, environ, project_files, populate_tree=populate_tree, warm=warm
+        change,
+        settings,
+        runner,
+        environ,
+        project_files,
+        populate_tree=populate_tree,
+        warm=warm,
+        baseline_store=base_results,
     ) as evaluator:
         # The merge base's tests run alongside the head's: a review exists to find failures, and when the
         # head fails a test, the base's result is then already there.
