@@ -9,18 +9,7 @@ from coderefine.project.basetree import TreeCache
 from coderefine.project.treepool import TreePool
 from coderefine.project.workspace import IsolatedTree
 from tests.conftest import write_files
-
-FILES = {"pkg/__init__.py": "", "pkg/mod.py": "X = 1\n", "tests/test_mod.py": "def test(): pass\n"}
-
-
-def _project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    write_files(root, FILES)
-    return root
-
-
-def _tree_files(path: Path) -> dict[str, bytes]:
-    return {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+from tests.project.test_basetree import FILES, _project, _tree_files
 
 
 def test_a_released_slot_is_handed_to_the_next_tree_still_held(tmp_path: Path) -> None:

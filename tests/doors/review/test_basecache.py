@@ -5,7 +5,6 @@ tests again; anything else the tree holds, the interpreter or the settings make 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from coderefine.config import Settings
@@ -14,30 +13,11 @@ from coderefine.doors.review.run import run_review
 from coderefine.project.cache import ReviewCache
 from coderefine.project.change import from_branch
 from coderefine.project.gitio import GitRepo
-from coderefine.project.runner import Completed, SubprocessRunner
 from tests.conftest import SMALL_PROJECT, RepoFactory, git, write_files
+from tests.signals.test_evaluate import CountingRunner
 
 FEATURE = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 SETTINGS = Settings(warm_tests=False)
-
-
-class CountingRunner(SubprocessRunner):
-    def __init__(self) -> None:
-        super().__init__()
-        self.pytest_runs = 0
-
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: Path,
-        timeout: float | None = None,
-        env: Mapping[str, str] | None = None,
-        stdin: str | None = None,
-    ) -> Completed:
-        if "pytest" in argv:
-            self.pytest_runs += 1
-        return super().run(argv, cwd=cwd, timeout=timeout, env=env, stdin=stdin)
 
 
 def _feature(make_repo: RepoFactory) -> Path:
@@ -68,7 +48,11 @@ def _review(root: Path, cache: ReviewCache) -> tuple[list[str], int, str]:
         populate_tree=lambda dest: repo.export_commit(head, dest),
         base_results=store,
     )
-    return sorted(f"{f.rule_id} {f.path} {f.title}" for f in report.findings), runner.pytest_runs, store.key
+    return (
+        sorted(f"{f.rule_id} {f.path} {f.title}" for f in report.findings),
+        len(runner.pytest_runs),
+        store.key,
+    )
 
 
 def test_a_second_review_takes_the_bases_results_from_the_cache(
