@@ -16,7 +16,8 @@ import threading
 from pathlib import Path
 from types import TracebackType
 
-from coderefine.project.basetree import Slot, TreeCache
+from coderefine.project.basetree import TreeCache
+from coderefine.project.slot import Slot
 
 
 class TreePool:

@@ -16,9 +16,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
-from coderefine.project.basetree import Slot, Slots
+from coderefine.project.basetree import Slots
 from coderefine.project.bulkcopy import BULK_MIN, tar_copy
 from coderefine.project.gitio import GitRepo
+from coderefine.project.slot import Slot
 
 _SKIP_DIRS = {
     ".git",

@@ -251,7 +251,7 @@ def test_a_sweep_holds_its_test_trees_from_one_file_to_the_next(
     """The files take turns in the same persistent copies: each copy is read in (its manifest and a
     stat of the project) once per sweep, not once per file, and every file is still fixed with its own
     tests, none of them seeing what the file before it wrote."""
-    from coderefine.project.basetree import Slot
+    from coderefine.project.slot import Slot
 
     tests = {
         f"tests/test_{m}.py": f"from pkg.{m} import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
