@@ -18,11 +18,11 @@ from collections.abc import Sequence
 BULK_MIN = 200
 
 
-def tar_copy(root: str, files: Sequence[str], dest: str, tar: str | None = None) -> bool:
+def tar_copy(root: str, files: Sequence[str], dest: str) -> bool:
     """Copy ``files`` (POSIX paths relative to ``root``) below ``dest`` with their folders, modes and
     modification times, symlinks as symlinks; False when no tar ran. Files it could not copy are absent
     or short at ``dest``: the caller checks each one."""
-    tar = tar or shutil.which("tar")
+    tar = shutil.which("tar")
     if tar is None or not files:
         return False
     names = b"\0".join(os.fsencode(rel) for rel in files) + b"\0"

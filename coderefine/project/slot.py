@@ -90,7 +90,8 @@ class Slot:
         entries, dirs = self._memory if self._memory is not None else self._load()
         if not entries:
             shutil.rmtree(self.path, ignore_errors=True)
-            dirs = {}
+            self.path.mkdir(parents=True, exist_ok=True)
+            return self._fill(root, files)
         self.path.mkdir(parents=True, exist_ok=True)
         src_prefix = str(root) + os.sep
         dst_prefix = str(self.path) + os.sep
@@ -100,8 +101,6 @@ class Slot:
         # Folders that changed since the last sync may hold files a test created: list them first, so
         # what is to be removed is known before any file of this sync changes the folder again.
         strays = self._strays(dirs, entries)
-        if not entries:
-            return self._fill(root, files)
         lstat = os.lstat
         for rel in files:
             if rel.endswith((".pyc", ".pyo")):
@@ -132,7 +131,7 @@ class Slot:
                 if fresh_source is None:
                     continue
                 source = fresh_source
-            copy = _copy(src_prefix + rel, target, replace=bool(entries))
+            copy = _copy(src_prefix + rel, target)
             if copy is None:
                 continue  # unreadable files cannot matter to the tests more than to the user
             wanted[rel] = (source, copy)
@@ -221,9 +220,9 @@ class Slot:
                     continue
                 wanted[rel] = (source, copy)
                 copied += 1
-            elif all(d in dirs for d in _ancestors(rel)):
-                # Made by a test (a file, or a folder with its files); inside a folder made by a test,
-                # the folder itself goes.
+            else:
+                # Made by a test: a file, or a folder with its files (the watch reports names in the
+                # folders the copy holds, so whatever a test made below a new folder goes with it).
                 removed += _remove(dst_prefix + rel)
         for rel in entries.keys() - listed:
             del wanted[rel]
@@ -326,12 +325,6 @@ def _parents(files: Iterable[str]) -> set[str]:
         for end in range(1, len(parts) + 1):
             folders.add("/".join(parts[:end]))
     return folders
-
-
-def _ancestors(rel: str) -> list[str]:
-    """The folders above ``rel`` (``a/b/c`` -> ``a``, ``a/b``)."""
-    parts = rel.split("/")[:-1]
-    return ["/".join(parts[:end]) for end in range(1, len(parts) + 1)]
 
 
 def _remove(path: str) -> int:

@@ -132,6 +132,7 @@ class ImportSnapshot:
         self._index = index
         self._root = root
         self._files = list(files)
+        self._known = frozenset(self._files)
         self._imports: dict[str, set[str]] | None = None
         self._tests: TestIndex | None = None
         self._lock = threading.Lock()
@@ -151,8 +152,7 @@ class ImportSnapshot:
         indexed anew with its own, and ``changed`` paths the project does not list yet are added."""
         shared, index = self._shared()
         own = self._own(texts)
-        known = set(self._files)
-        added = [p for p in changed if p not in known]
+        added = [p for p in changed if p not in self._known]
         if added or any(shared.get(rel) != modules for rel, modules in own.items()):
             index = TestIndex([*self._files, *added], {**shared, **own})
         return select_with(index, changed, run_all=run_all)

@@ -125,7 +125,8 @@ class TestIndex:
     def __init__(self, project_files: Sequence[str], imports: Mapping[str, set[str]]) -> None:
         self.imports = imports
         self.tests = [p for p in project_files if is_test_file(p)]
-        self.suite = sorted(set(self.tests))
+        self.test_set = frozenset(self.tests)
+        self.suite = sorted(self.test_set)
         self.package_imports = {
             module_name(p): imports.get(p, set()) for p in project_files if is_package_init(p)
         }
@@ -224,8 +225,7 @@ def select_with(
     index: TestIndex, changed: Sequence[str], *, run_all: bool = False, small_suite: int = SMALL_SUITE
 ) -> TestSelection:
     """``select_tests`` with the project's tests already indexed."""
-    known = set(index.suite)
-    new_tests = [p for p in changed if is_test_file(p) and p not in known]
+    new_tests = [p for p in changed if is_test_file(p) and p not in index.test_set]
     suite = sorted({*index.suite, *new_tests}) if new_tests else index.suite
     if run_all:
         return TestSelection(tuple(suite), "all", len(suite))

@@ -33,10 +33,15 @@ def _blob_id(data: bytes) -> str:
 
 def interpreter_identity(python: str) -> list[object]:
     """What names an interpreter with its packages: its path, and the modification times of the
-    executable and of every site-packages folder of its prefix (an install or removal changes one)."""
-    real = Path(python).resolve()
-    marks: list[object] = [str(real)]
-    for path in (real, *sorted(real.parent.parent.glob("lib*/python*/site-packages"))):
+    executable and of every site-packages folder of its prefix (an install or removal changes one).
+    A virtual environment's python is a link to the base interpreter: both prefixes count, the venv's
+    own packages and the base's."""
+    given = Path(python).absolute()
+    real = given.resolve()
+    prefixes = dict.fromkeys((given.parent.parent, real.parent.parent))
+    folders = [f for prefix in prefixes for f in sorted(prefix.glob("lib*/python*/site-packages"))]
+    marks: list[object] = [str(given), str(real)]
+    for path in (real, *folders):
         try:
             marks.append([str(path), os.stat(path).st_mtime_ns])
         except OSError:

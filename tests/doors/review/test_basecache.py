@@ -81,3 +81,20 @@ def test_anything_else_in_the_tree_makes_a_new_key(make_repo: RepoFactory, tmp_p
     git(root, "commit", "-qm", "data")
     _, runs, other = _review(root, cache)
     assert other != key and runs == 2
+
+
+def test_an_install_into_a_virtual_environment_changes_the_interpreter_identity(tmp_path: Path) -> None:
+    """A venv's python links to the base interpreter: the venv's own site-packages counts too."""
+    import os
+
+    from coderefine.doors.review.basecache import interpreter_identity
+
+    site = tmp_path / "venv/lib/python3.11/site-packages"
+    site.mkdir(parents=True)
+    (tmp_path / "venv/bin").mkdir()
+    python = tmp_path / "venv/bin/python"
+    python.symlink_to(sys.executable)
+    before = interpreter_identity(str(python))
+    (site / "newpkg").mkdir()
+    os.utime(site, ns=(1, os.stat(site).st_mtime_ns + 1_000_000_000))  # an install a second later
+    assert interpreter_identity(str(python)) != before
