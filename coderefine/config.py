@@ -62,6 +62,8 @@ class Settings:
     context_lines: int = 400
     # The signals section of a request, folded to about this many tokens (0: no limit); see prompting.py.
     signal_tokens: int = 1_500
+    # The failing tests' source in a request, cut to about this many tokens (0: no limit); refiner/spec.py.
+    spec_tokens: int = 1_200
     confirm: str = "signals"
     first_critique: str = "critic"
     merge: str = "one-issue"
@@ -106,6 +108,7 @@ _MINIMUMS: dict[str, float] = {
     "cache_max_entries": 10,
     "context_lines": 0,
     "signal_tokens": 0,
+    "spec_tokens": 0,
 }
 
 

@@ -46,6 +46,9 @@ class BenchTask(Task, Protocol):
     @property
     def bug_type(self) -> str: ...
 
+    @property
+    def visible(self) -> tuple[str, ...]: ...
+
     def oracle_edits(self) -> list[tuple[str, str]]: ...
 
 
@@ -129,6 +132,9 @@ def run_task(
                     max_rounds=strategy.rounds,
                     use_critic=strategy.critic,
                     retry_worse=strategy.retry_worse,
+                    # One-shot runs no test, so it is given the visible failing tests to read, as the
+                    # loop reads them from its signals: the same spec on both sides.
+                    spec_tests=task.visible if strategy.draft and not strategy.signals else (),
                 )
             finals = {p: result.final.get(p, originals[p]) for p in paths}
         except ModelError as exc:

@@ -79,6 +79,11 @@ class Task:
             f"Fix bugs in {self.entry_point}. It must do what its docstring says:\n{self.docstring.strip()}"
         )
 
+    @property
+    def visible(self) -> tuple[str, ...]:
+        """The tests the task's project holds (the example check); the full tests stay hidden."""
+        return (f"{EXAMPLES}::test_examples",)
+
     def example_tests(self) -> str:
         """The example check as a pytest file (without the module-level call of the original)."""
         lines = self.example_test.splitlines()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from coderefine.config import Settings
@@ -41,6 +41,7 @@ def refine(
     max_rounds: int | None = None,
     use_critic: bool = True,
     retry_worse: bool = False,
+    spec_tests: Sequence[str] = (),
 ) -> RefineResult:
     """Refine ``change`` with ``model`` for at most ``settings.rounds`` rounds; keep the best candidate.
 
@@ -49,7 +50,8 @@ def refine(
     ``max_rounds`` overrides the setting (0: the author's draft only); without ``use_critic`` each round's
     critique is made from the signals alone (an ablation of the benchmark). With ``retry_worse`` a
     candidate that makes a signal worse does not end the run: the next round's reviser is told what got
-    worse (Self-Refine's retry), within the round budget.
+    worse (Self-Refine's retry), within the round budget. ``spec_tests``: the tests whose source the
+    author is shown when no signal says which fail (a run without signals, the bench's one-shot).
     """
     prepare_gate()
     run = Session(
@@ -62,6 +64,7 @@ def refine(
         clock,
         deadline,
         merge=settings.merge == "one-issue",
+        spec_tests=spec_tests,
     )
     texts = dict(run.original)
     initial = current = run.evaluate(texts, 0)
@@ -79,7 +82,7 @@ def refine(
 
     if draft:
         try:
-            request = run.prompts.author(texts, intent=run.intent)
+            request = run.prompts.author(texts, intent=run.intent, failing=current.comparison.introduced)
             candidate, changed = run.edit(request, texts, 0)
         except (BudgetExceededError, RejectedEdit) as exc:
             record, reason = _ended(0, None, current.comparison, exc)

@@ -19,6 +19,7 @@ from pathlib import Path
 from coderefine.models.base import Block, Message, ModelRequest
 from coderefine.refiner.context import FileView, Span, view_of
 from coderefine.refiner.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL, Critique
+from coderefine.refiner.spec import SpecSource
 from coderefine.signals.base import Comparison, Signal
 from coderefine.signals.failures import fold, split_locals
 
@@ -212,8 +213,11 @@ class PromptBuilder:
         merge: bool = False,
         edit_format: str = "search-replace",
         signal_tokens: int = SIGNAL_TOKENS,
+        spec: SpecSource | None = None,
     ) -> None:
         self._max_tokens = max_tokens
+        # The failing tests' source: what they check is the specification (None: not shown).
+        self.spec = spec
         self._merge = merge
         self.edit_format = edit_format
         self._signal_tokens = signal_tokens
@@ -285,6 +289,7 @@ class PromptBuilder:
                 + "; all of each file is under review, not only some of its functions and classes."
             )
         parts.append(signals_section(comparison, self.context, self._signal_tokens))
+        parts.extend(self._spec(files, comparison.introduced))
         if self._merge:
             parts.append(MERGE_NOTE)
         return self._request("critic", files, parts, force=True, views=views)
@@ -318,6 +323,7 @@ class PromptBuilder:
             "The intent of the change:\n" + fence("intent", intent),
             "The critique:\n" + fence("critique", json.dumps(data, ensure_ascii=False)),
             signals_section(comparison, self.context, self._signal_tokens),
+            *self._spec(files, comparison.introduced),
             "Files you may edit: " + ", ".join(files),
         ]
         extra = issue_excerpts(views or {}, critique)
@@ -325,13 +331,24 @@ class PromptBuilder:
             parts.insert(3, extra)
         return self._request("reviser", files, parts, force=False, views=views)
 
-    def author(self, files: Mapping[str, str], *, intent: str) -> ModelRequest:
+    def author(
+        self, files: Mapping[str, str], *, intent: str, failing: Sequence[Signal] = ()
+    ) -> ModelRequest:
+        """``failing``: the signals of the files as they are, whose failing tests' source is shown (with
+        none, the tests the spec source was given, if any)."""
         parts = [
             f"ROLE: AUTHOR. Answer with {EDIT_ANSWER[self.edit_format]} that implement this intent.",
             "The intent:\n" + fence("intent", intent),
+            *self._spec(files, failing, given=True),
             "Files you may edit: " + ", ".join(files),
         ]
         return self._request("author", files, parts, force=False)
+
+    def _spec(self, files: Mapping[str, str], signals: Sequence[Signal], *, given: bool = False) -> list[str]:
+        if self.spec is None:
+            return []
+        text = self.spec.section(files, signals, fence, given=given)
+        return [text] if text else []
 
     @staticmethod
     def retry(request: ModelRequest, reply_text: str, template: str, feedback: str) -> ModelRequest:

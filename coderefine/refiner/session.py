@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -25,8 +25,10 @@ from coderefine.refiner.context import FileView, named_spans, unseen_note, views
 from coderefine.refiner.critique import Critique, CritiqueError, parse_critique
 from coderefine.refiner.prompting import EDIT_RETRY, PromptBuilder, excerpt
 from coderefine.refiner.records import ModelCharge
+from coderefine.refiner.spec import CHARS_PER_TOKEN, SpecSource, project_reader
 from coderefine.signals.base import Comparison, touched_lines
 from coderefine.signals.evaluate import Evaluation
+from coderefine.signals.test_source import TestSources
 
 
 class Evaluates(Protocol):
@@ -123,7 +125,10 @@ class Session:
         deadline: float | None = None,
         ledger: Ledger | None = None,
         merge: bool = False,
+        spec_tests: Sequence[str] = (),
     ) -> None:
+        """``spec_tests``: the tests whose source the author is shown when no signal says which fail
+        (the bench's one-shot, which runs none)."""
         self.change = change
         self.settings = settings
         self.model = model
@@ -146,12 +151,29 @@ class Session:
                 # The roles whose requests carry the signals: the author's never do.
                 (readers["critic"], readers["reviser"]),
             ),
+            spec=self._spec_source(settings, readers, spec_tests),
         )
         self.allowed = list(change.paths)
         self.redactor = Redactor()
         self.original = {f.path: f.after.text for f in change.files}
         self.before = {f.path: f.before.text for f in change.files if f.before is not None}
         self.shown: dict[str, FileView] = {}
+
+    def _spec_source(
+        self, settings: Settings, readers: Mapping[Role, str], tests: Sequence[str]
+    ) -> SpecSource | None:
+        # The budget scales with the smallest context among the roles that are shown the spec, like
+        # the signals' budget; 0 tokens chosen by the user means no limit, as there.
+        tokens = signal_budget(
+            settings.spec_tokens,
+            "spec_tokens" in settings.sources,
+            (readers["author"], readers["critic"], readers["reviser"]),
+        )
+        if not settings.tests and not tests:
+            return None
+        reader = project_reader(self.change.root, {})
+        under_review = [f.path for f in self.change.files]
+        return SpecSource(TestSources(reader, exclude=under_review), tokens * CHARS_PER_TOKEN, tests)
 
     def views(self, texts: Mapping[str, str], comparison: Comparison) -> dict[str, FileView]:
         """What the next requests show of each file (whole when small; see ``context``). The critic
@@ -163,6 +185,12 @@ class Session:
             for p, t in texts.items()
             if p in self.original and t != self.original[p]
         }
+        spec = self.prompts.spec
+        if spec is not None:
+            # The definitions the failing tests call stay in view: when the tests are the spec, the code
+            # they exercise is what must change, wherever the traceback ends.
+            for path, lines in spec.focus(texts, comparison.introduced).items():
+                rewritten[path] = rewritten.get(path, frozenset()) | lines
         self.shown = views_for(
             texts, self.before, comparison.introduced, self.settings.context_lines, rewritten
         )

@@ -1,0 +1,386 @@
+"""The source of a test as pytest runs it: the test function with its parametrize cases, the fixtures it
+asks for (from its class, its file and the conftest files on its way up), and the helpers it calls from
+its file, those conftest files and the test modules it imports from.
+
+When the tests are the only specification (a function whose body is gone, a release whose behaviour the
+new tests pin), a request that names the failing tests without their source asks the model to guess
+what they check. Each piece is cut into units that a budget may drop from the end without ever cutting
+a statement in half: the statements of a body, the cases of a parametrize list, the items of a table.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+PieceKind = Literal["test", "fixture", "helper"]
+FIXTURE_DECORATORS = frozenset({"fixture", "yield_fixture"})
+MAX_DEPTH = 3  # helpers of helpers of ...: a test's own support code, not the whole test package
+MAX_PIECES_PER_TEST = 8
+KEEP_CASES = 2  # the first cases of a list are cut last: an example of each shape stays
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Lines of a piece that are shown or cut together. ``rank`` orders the cuts: a lower rank goes
+    first (cases past the first few, then statements, then the first cases); ``None`` is never cut."""
+
+    text: str
+    rank: int | None
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One definition of a test file: a test, a fixture or a helper, as units of its own lines."""
+
+    path: str
+    name: str
+    kind: PieceKind
+    start: int
+    end: int  # the last line in the file (a cut piece keeps its place)
+    units: tuple[Unit, ...]
+
+    @property
+    def text(self) -> str:
+        return "".join(u.text for u in self.units)
+
+
+@dataclass(frozen=True)
+class Found:
+    """A piece and where it was found: its node, file and parse, to follow what it uses in turn."""
+
+    piece: Piece
+    node: ast.AST
+    path: str
+    tree: ast.Module
+    text: str
+
+
+def test_function(nodeid: str) -> tuple[str, tuple[str, ...]]:
+    """``path::Class::test[case]`` as its file and the qualified name of its function."""
+    path, *names = nodeid.split("::")
+    if names:
+        names[-1] = names[-1].split("[", 1)[0]
+    return path, tuple(n for n in names if n)
+
+
+def is_test_support(path: str) -> bool:
+    """Whether ``path`` is test code (a test module, a conftest, a file of a test folder): the only
+    files whose helpers are shown. The library's own modules are code, not specification."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    return (
+        name == "conftest.py"
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or any(p in ("test", "tests", "testing") for p in parts[:-1])
+    )
+
+
+class TestSources:
+    """Reads and parses the project's test files (through ``read``: a relative path to its text, or
+    None) once each, and gives the pieces of a failing test."""
+
+    __test__ = False  # pytest must not collect this class of the package's own namesake
+
+    def __init__(self, read: Callable[[str], str | None], exclude: Iterable[str] = ()) -> None:
+        self._read = read
+        self._exclude = frozenset(exclude)
+        self._parsed: dict[str, tuple[str, ast.Module] | None] = {}
+
+    def module(self, path: str) -> tuple[str, ast.Module] | None:
+        if path not in self._parsed:
+            text = self._read(path) if path not in self._exclude else None
+            try:
+                self._parsed[path] = (text, ast.parse(text)) if text is not None else None
+            except (SyntaxError, ValueError):
+                self._parsed[path] = None
+        return self._parsed[path]
+
+    def pieces(self, nodeid: str) -> list[Piece]:
+        """The test of ``nodeid`` first, then the fixtures and helpers it reaches (each once), or []
+        when its file or function cannot be found."""
+        path, names = test_function(nodeid)
+        found = self.module(path)
+        if found is None or not names:
+            return []
+        text, tree = found
+        scope: list[ast.ClassDef] = []
+        body: Sequence[ast.stmt] = tree.body
+        for name in names[:-1]:
+            cls = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == name), None)
+            if cls is None:
+                return []
+            scope.append(cls)
+            body = cls.body
+        func = next((n for n in _functions(body) if n.name == names[-1]), None)
+        if func is None:
+            return []
+        test = _piece(path, "::".join(names), "test", func, text)
+        found_pieces: dict[tuple[str, str], Piece] = {}
+        self._follow(path, tree, text, scope, func, found_pieces, depth=0)
+        return [test, *list(found_pieces.values())[: MAX_PIECES_PER_TEST - 1]]
+
+    def _follow(
+        self,
+        path: str,
+        tree: ast.Module,
+        text: str,
+        scope: Sequence[ast.ClassDef],
+        node: ast.AST,
+        found: dict[tuple[str, str], Piece],
+        depth: int,
+    ) -> None:
+        if depth >= MAX_DEPTH:
+            return
+        fixtures = _fixture_names(node) if _is_function(node) else set()
+        for name in sorted(fixtures):
+            hit = self._fixture(path, tree, text, scope, name)
+            if hit is not None:
+                self._add(hit, found, depth)
+        used = _names_used(node) - fixtures
+        for name in sorted(used):
+            helper = self._helper(path, tree, text, scope, name)
+            if helper is not None:
+                self._add(helper, found, depth)
+
+    def _add(self, hit: Found, found: dict[tuple[str, str], Piece], depth: int) -> None:
+        key = (hit.piece.path, hit.piece.name)
+        if key in found or len(found) >= MAX_PIECES_PER_TEST:
+            return
+        found[key] = hit.piece
+        self._follow(hit.path, hit.tree, hit.text, (), hit.node, found, depth + 1)
+
+    def _fixture(
+        self, path: str, tree: ast.Module, text: str, scope: Sequence[ast.ClassDef], name: str
+    ) -> Found | None:
+        for cls in reversed(scope):
+            for node in _functions(cls.body):
+                if _fixture_name(node) == name:
+                    return Found(
+                        _piece(path, f"{cls.name}::{node.name}", "fixture", node, text),
+                        node,
+                        path,
+                        tree,
+                        text,
+                    )
+        for where in (path, *conftests(path)):
+            found = self.module(where) if where != path else (text, tree)
+            if found is None:
+                continue
+            for node in _functions(found[1].body):
+                if _fixture_name(node) == name:
+                    return Found(
+                        _piece(where, node.name, "fixture", node, found[0]), node, where, found[1], found[0]
+                    )
+        return None
+
+    def _helper(
+        self, path: str, tree: ast.Module, text: str, scope: Sequence[ast.ClassDef], name: str
+    ) -> Found | None:
+        for cls in reversed(scope):
+            for method in _functions(cls.body):
+                if method.name == name and _fixture_name(method) is None:
+                    piece = _piece(path, f"{cls.name}::{name}", "helper", method, text)
+                    return Found(piece, method, path, tree, text)
+        for where in (path, *conftests(path)):
+            found = self.module(where) if where != path else (text, tree)
+            if found is None:
+                continue
+            node = _top_level(found[1], name)
+            if node is not None:
+                return Found(_piece(where, name, "helper", node, found[0]), node, where, found[1], found[0])
+            for candidate in _imported_from(found[1], name, where):
+                imported = self.module(candidate) if is_test_support(candidate) else None
+                target = _top_level(imported[1], name) if imported else None
+                if imported is not None and target is not None:
+                    piece = _piece(candidate, name, "helper", target, imported[0])
+                    return Found(piece, target, candidate, imported[1], imported[0])
+        return None
+
+
+def conftests(path: str) -> list[str]:
+    """The conftest files pytest loads for a test at ``path``, nearest first."""
+    folders: list[str] = []
+    folder = posixpath.dirname(path)
+    while True:
+        folders.append(folder)
+        if not folder:
+            break
+        folder = posixpath.dirname(folder)
+    return [posixpath.join(f, "conftest.py") if f else "conftest.py" for f in folders]
+
+
+def _is_function(node: ast.AST) -> bool:
+    return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+
+
+def _functions(body: Iterable[ast.stmt]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+
+
+def _decorator_name(decorator: ast.expr) -> str:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    return target.id if isinstance(target, ast.Name) else ""
+
+
+def _fixture_name(node: ast.AST) -> str | None:
+    """The name a fixture definition is asked for by (``name=`` or the function's), or None."""
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    for decorator in node.decorator_list:
+        if _decorator_name(decorator) in FIXTURE_DECORATORS:
+            if isinstance(decorator, ast.Call):
+                for keyword in decorator.keywords:
+                    if keyword.arg == "name" and isinstance(keyword.value, ast.Constant):
+                        return str(keyword.value.value)
+            return node.name
+    return None
+
+
+def _parametrized(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    names: set[str] = set()
+    for decorator in func.decorator_list:
+        if isinstance(decorator, ast.Call) and _decorator_name(decorator) == "parametrize" and decorator.args:
+            first = decorator.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                names.update(n.strip() for n in first.value.split(","))
+            elif isinstance(first, ast.List | ast.Tuple):
+                names.update(str(e.value) for e in first.elts if isinstance(e, ast.Constant))
+    return names
+
+
+def _fixture_names(node: ast.AST) -> set[str]:
+    """The fixtures a test or fixture asks for: its parameters (less ``self`` and parametrized names)
+    and the names of ``usefixtures`` marks."""
+    assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    args = node.args
+    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} - {"self", "cls", "request"}
+    names -= _parametrized(node)
+    for decorator in node.decorator_list:
+        if isinstance(decorator, ast.Call) and _decorator_name(decorator) == "usefixtures":
+            names.update(str(a.value) for a in decorator.args if isinstance(a, ast.Constant))
+    return names
+
+
+def _names_used(node: ast.AST) -> set[str]:
+    """Every name ``node`` loads, the attributes of ``self`` included (a test class's helpers)."""
+    names: set[str] = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+            names.add(child.id)
+        elif (
+            isinstance(child, ast.Attribute)
+            and isinstance(child.value, ast.Name)
+            and child.value.id in ("self", "cls")
+        ):
+            names.add(child.attr)
+    return names
+
+
+def names_called(pieces: Iterable[Piece]) -> set[str]:
+    """The names and attributes the tests' text uses: what of the code under review they may call."""
+    names: set[str] = set()
+    for piece in pieces:
+        try:
+            tree = ast.parse(_dedented(piece.text))
+        except SyntaxError:
+            continue
+        for child in ast.walk(tree):
+            if isinstance(child, ast.Name):
+                names.add(child.id)
+            elif isinstance(child, ast.Attribute):
+                names.add(child.attr)
+    return names
+
+
+def _dedented(text: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(text)
+
+
+def _top_level(tree: ast.Module, name: str) -> ast.stmt | None:
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name:
+            return None if _fixture_name(node) is not None else node
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            return node
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            return node
+    return None
+
+
+def _imported_from(tree: ast.Module, name: str, path: str) -> list[str]:
+    """The project files a ``from MODULE import name`` of ``tree`` may read ``name`` from: relative to
+    the importing file's folder, then to the project's root."""
+    folder = posixpath.dirname(path)
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom) or not any((a.asname or a.name) == name for a in node.names):
+            continue
+        parts = (node.module or "").split(".") if node.module else []
+        if node.level:
+            base = folder
+            for _ in range(node.level - 1):
+                base = posixpath.dirname(base)
+            return [posixpath.join(base, *parts) + ".py"] if parts else []
+        relative = posixpath.join(*parts) + ".py" if parts else ""
+        return [posixpath.join(folder, relative), relative] if relative else []
+    return []
+
+
+def _piece(path: str, name: str, kind: PieceKind, node: ast.AST, text: str) -> Piece:
+    """``node``'s lines (its decorators and comments above them included) as cuttable units."""
+    lines = text.splitlines(keepends=True)
+    assert isinstance(node, ast.stmt)
+    decorators = getattr(node, "decorator_list", [])
+    start = min([node.lineno, *(d.lineno for d in decorators)])
+    end = node.end_lineno or node.lineno
+    cuts = _cut_points(node)
+    bounds = sorted({start, *(line for line, _ in cuts if start < line <= end)})
+    ranks = dict(cuts)
+    units = []
+    for i, first in enumerate(bounds):
+        last = bounds[i + 1] - 1 if i + 1 < len(bounds) else end
+        chunk = "".join(lines[first - 1 : last])
+        if chunk and not chunk.endswith("\n"):
+            chunk += "\n"
+        units.append(Unit(chunk, ranks.get(first) if first != start else None))
+    return Piece(path, name, kind, start, end, tuple(units))
+
+
+def _cut_points(node: ast.stmt) -> list[tuple[int, int | None]]:
+    """Lines where a unit starts, with its cut rank: the cases of a decorator's or an assignment's
+    list, the statements of a body; a line after a run of cases (its closing bracket) is never cut."""
+    points: list[tuple[int, int | None]] = []
+    lists: list[ast.expr] = []
+    for decorator in getattr(node, "decorator_list", []):
+        if isinstance(decorator, ast.Call):
+            lists.extend(a for a in decorator.args if isinstance(a, ast.List | ast.Tuple))
+    value = getattr(node, "value", None)
+    if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(
+        value, ast.List | ast.Tuple | ast.Set | ast.Dict
+    ):
+        lists.append(value)
+    for sequence in lists:
+        items: list[ast.expr] = list(getattr(sequence, "elts", None) or getattr(sequence, "values", []))
+        starts = [e.lineno for e in items]
+        if len(set(starts)) != len(starts):
+            continue  # cases that share a line cannot be cut apart at a line
+        for index, line in enumerate(starts):
+            points.append((line, 2 if index < KEEP_CASES else 0))
+        if items and (items[-1].end_lineno or 0) < (sequence.end_lineno or 0):
+            points.append(((items[-1].end_lineno or 0) + 1, None))
+    body = getattr(node, "body", None)
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and body:
+        for statement in body:
+            first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", []))])
+            points.append((first, 1))
+    return points
