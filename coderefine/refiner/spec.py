@@ -20,7 +20,7 @@ from pathlib import Path
 
 from coderefine.signals.base import Signal
 from coderefine.signals.failures import group_failures, innermost, split_locals
-from coderefine.signals.test_source import Piece, TestSources, Unit, names_called, test_function
+from coderefine.signals.test_source import Piece, TestSources, Unit, names_called, function_of
 
 SPEC_TOKENS = 1_200  # the default budget of the spec section (setting ``spec-tokens``)
 CHARS_PER_TOKEN = 4
@@ -58,7 +58,7 @@ def failing_tests(signals: Iterable[Signal]) -> list[str]:
     while any(rank < len(g) for g in groups):
         for group in groups:
             if rank < len(group):
-                key = test_function(group[rank].code)
+                key = function_of(group[rank].code)
                 if key not in seen:
                     seen.add(key)
                     order.append(group[rank].code)
@@ -80,7 +80,7 @@ def build_spec(
     unshown: list[str] = []
     full = 0
     for nodeid in nodeids:
-        path, names = test_function(nodeid)
+        path, names = function_of(nodeid)
         if path in code:
             continue  # a test file under review is in the request already
         pieces = [p for p in sources.pieces(nodeid) if p.path not in code]

@@ -59,11 +59,9 @@ class Found:
     text: str
 
 
-def test_function(nodeid: str) -> tuple[str, tuple[str, ...]]:
+def function_of(nodeid: str) -> tuple[str, tuple[str, ...]]:
     """``path::Class::test[case]`` as its file and the qualified name of its function."""
-    path, *names = nodeid.split("::")
-    if names:
-        names[-1] = names[-1].split("[", 1)[0]
+    path, *names = nodeid.partition("[")[0].split("::")
     return path, tuple(n for n in names if n)
 
 
@@ -103,7 +101,7 @@ class TestSources:
     def pieces(self, nodeid: str) -> list[Piece]:
         """The test of ``nodeid`` first, then the fixtures and helpers it reaches (each once), or []
         when its file or function cannot be found."""
-        path, names = test_function(nodeid)
+        path, names = function_of(nodeid)
         found = self.module(path)
         if found is None or not names:
             return []
