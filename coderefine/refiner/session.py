@@ -185,15 +185,21 @@ class Session:
             for p, t in texts.items()
             if p in self.original and t != self.original[p]
         }
+        views = views_for(texts, self.before, comparison.introduced, self.settings.context_lines, rewritten)
         spec = self.prompts.spec
-        if spec is not None:
-            # The definitions the failing tests call stay in view: when the tests are the spec, the code
-            # they exercise is what must change, wherever the traceback ends.
-            for path, lines in spec.focus(texts, comparison.introduced).items():
-                rewritten[path] = rewritten.get(path, frozenset()) | lines
-        self.shown = views_for(
-            texts, self.before, comparison.introduced, self.settings.context_lines, rewritten
-        )
+        partial = {p: t for p, t in texts.items() if not views[p].whole}
+        if spec is not None and partial:
+            # A file shown in part keeps in view the definitions the failing tests call: when the tests
+            # are the spec, the code they exercise is what must change, wherever the traceback ends. A
+            # file shown whole stays whole: focusing it on those definitions would hide the helpers
+            # they reach, which the tests' text does not name.
+            focus = dict(rewritten)
+            for path, lines in spec.focus(partial, comparison.introduced).items():
+                focus[path] = focus.get(path, frozenset()) | lines
+            views.update(
+                views_for(partial, self.before, comparison.introduced, self.settings.context_lines, focus)
+            )
+        self.shown = views
         return self.shown
 
     def call(self, request: ModelRequest, round_number: int) -> ModelReply:

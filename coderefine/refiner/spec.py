@@ -20,11 +20,12 @@ from pathlib import Path
 
 from coderefine.signals.base import Signal
 from coderefine.signals.failures import group_failures, innermost, split_locals
-from coderefine.signals.test_source import Piece, TestSources, Unit, names_called, function_of
+from coderefine.signals.test_source import Piece, TestSources, Unit, function_of, names_called
 
 SPEC_TOKENS = 1_200  # the default budget of the spec section (setting ``spec-tokens``)
 CHARS_PER_TOKEN = 4
 MAX_TESTS = 12
+FENCE = 90  # the characters of a piece's data markers and label, besides its path and name
 OVERSUBSCRIBE = 2  # tests are taken while their full source is within twice the budget, then cut
 CUT = "# ... {count} more line{s} cut to keep this request short"
 HEADING = (
@@ -110,7 +111,8 @@ def fit(pieces: Sequence[Piece], budget: int) -> tuple[list[Piece], int, list[st
     alive = [True] * len(pieces)
 
     def size(i: int) -> int:
-        return len(_render(pieces[i], live[i]).text)
+        # The fence around each piece counts too: a dozen short tests spend a tenth of it on labels.
+        return len(_render(pieces[i], live[i]).text) + FENCE + len(pieces[i].path) + len(pieces[i].name)
 
     sizes = [size(i) for i in range(len(pieces))]
     total = sum(sizes)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from coderefine.signals.test_source import TestSources, conftests, is_test_support, function_of
+from coderefine.signals.test_source import TestSources, conftests, function_of, is_test_support
 
 CONFTEST = """import pytest
 
