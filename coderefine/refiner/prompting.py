@@ -23,7 +23,7 @@ from coderefine.refiner.spec import SpecSource
 from coderefine.signals.base import Comparison, Signal
 from coderefine.signals.failures import fold, split_locals
 
-PROTOCOL_VERSION = "2"
+PROTOCOL_VERSION = "3"
 PROMPTS = Path(__file__).parent / "prompts"
 MAX_SIGNALS = 40
 MAX_ECHO = 20_000
