@@ -121,6 +121,14 @@ class ReplyCutShortError(ProviderUnavailableError):
     """
 
 
+class ServerDiedError(ModelError):
+    """A model server this run started died (a signal, a crash): no request is sent to it again.
+
+    Exit 2, not 4: trying again later starts the same build on the same CPU, so the user must act (the
+    message says how the server ended and, for a CPU fault, the rebuild that mends it).
+    """
+
+
 class ReplayError(ModelError):
     """A replay file does not hold an answer for the request being made."""
 

@@ -22,7 +22,7 @@ from coderefine.bench.strategies import Strategy
 from coderefine.bench.suite import REVIEW_KINDS
 from coderefine.bench.task import Task
 from coderefine.config import Settings
-from coderefine.errors import ModelError
+from coderefine.errors import ModelError, ServerDiedError
 from coderefine.models.base import Model
 from coderefine.project.change import from_worktree
 from coderefine.project.runner import Runner
@@ -137,6 +137,8 @@ def run_task(
                     spec_tests=task.visible if strategy.draft and not strategy.signals else (),
                 )
             finals = {p: result.final.get(p, originals[p]) for p in paths}
+        except ServerDiedError:
+            raise  # every later task would meet the same dead server: the run stops here
         except ModelError as exc:
             error, finals, result = str(exc), originals, None
         # Unchanged code of a task that started failing fails again by construction: no re-run.

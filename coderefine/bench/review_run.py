@@ -21,7 +21,7 @@ from coderefine.bench.task import Task
 from coderefine.config import Settings
 from coderefine.doors.review.findings import Finding
 from coderefine.doors.review.run import ReviewReport, run_review
-from coderefine.errors import ModelError, ToolError
+from coderefine.errors import ModelError, ServerDiedError, ToolError
 from coderefine.models.base import Model
 from coderefine.project.change import from_branch
 from coderefine.project.gitio import GitRepo
@@ -90,6 +90,8 @@ def run_review_task(
                 populate_tree=lambda dest: repo.export_commit(head, dest),
                 clock=clock,
             )
+        except ServerDiedError:
+            raise  # every later task would meet the same dead server: the run stops here
         except ModelError as exc:
             return ReviewOutcome(False, 0, 0, 0, 0, 0, error=str(exc))
         mutated = task.mutated_lines(clean)

@@ -4,7 +4,8 @@ The model is an ``OpenAIChatModel`` pointed at a server this run owns. The serve
 (a run answered from its caches never loads the model) and stops when the model is closed or the
 interpreter exits, Ctrl-C and errors included. A small model on a CPU writes ~20 tokens a second, so its
 replies are capped at ``SMALL_OUTPUT`` tokens unless ``max-output-tokens`` is set: the default of 8,192 let a
-reply that had lost its way run on for minutes.
+reply that had lost its way run on for minutes. A server that dies is reported as such, with how it ended
+and its log (``server_exit.py``), and is asked nothing more.
 """
 
 from __future__ import annotations
@@ -17,12 +18,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from coderefine.config import Settings
+from coderefine.errors import ProviderUnavailableError, ServerDiedError
 from coderefine.models.base import Model, ModelReply, ModelRequest
 from coderefine.models.local_server import LocalServer, ServerOptions
 from coderefine.models.pinned import resolve_gguf
 from coderefine.models.providers import ModelSpec
 
 SMALL_OUTPUT = 1024
+# How long a failed request waits to see whether the server is going down: its socket closes a moment
+# before its exit can be seen.
+DEATH_GRACE = 5.0
 
 
 class GGUFModel:
@@ -68,9 +73,18 @@ class GGUFModel:
 
     def complete(self, request: ModelRequest) -> ModelReply:
         model = self._started()
+        self._server.check_alive()  # a server known to be dead is not asked again
         if request.max_tokens > self._max_output:
             request = dataclasses.replace(request, max_tokens=self._max_output)
-        return model.complete(request)
+        try:
+            return model.complete(request)
+        except ProviderUnavailableError as exc:
+            # A server that died mid-request reads as "cannot reach" to the SDK: say how it died instead.
+            try:
+                self._server.check_alive(DEATH_GRACE)
+            except ServerDiedError as died:
+                raise died from exc
+            raise
 
     def close(self) -> None:
         self._server.stop()

@@ -25,12 +25,13 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from coderefine.errors import ProviderUnavailableError
+from coderefine.errors import ProviderUnavailableError, ServerDiedError
+from coderefine.models.server_exit import PORTABLE_CMAKE_ARGS, ServerExit, died_message
 from coderefine.models.windows import LOCAL_CONTEXT
 
 # Runs the server as ``python -m llama_cpp.server`` would, with one thread that exits the process when
@@ -45,8 +46,10 @@ sys.argv[0] = "llama_cpp.server"
 runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
 NEEDS = (
-    "gguf: models need llama-cpp-python's server: pip install 'coderefine[local-model]' (llama.cpp builds "
-    "from source, a few minutes), or set LLAMA_SERVER_PYTHON to a Python that has llama_cpp.server"
+    "gguf: models need llama-cpp-python's server: "
+    f"CMAKE_ARGS=\"{PORTABLE_CMAKE_ARGS}\" pip install --no-cache-dir 'coderefine[local-model]' (llama.cpp "
+    "builds from source, a few minutes; for a portable instruction set, as a native build can die with "
+    "SIGILL), or set LLAMA_SERVER_PYTHON to a Python that has llama_cpp.server"
 )
 
 
@@ -100,23 +103,31 @@ def _answers(url: str) -> bool:
 
 
 class LocalServer:
-    """One server process; ``start()`` returns its OpenAI base URL, ``stop()`` ends it (idempotent)."""
+    """One server process; ``start()`` returns its OpenAI base URL, ``stop()`` ends it (idempotent).
+
+    ``command`` gives the server's command line for a port (``options.argv`` unless a test stands another
+    server in). A server that ended by itself is remembered: ``start()`` and ``check_alive()`` raise
+    ``ServerDiedError`` from then on, so no request is sent to a port nobody listens on."""
 
     def __init__(
         self,
         options: ServerOptions,
         *,
+        command: Callable[[int], Sequence[str]] | None = None,
         popen: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen,
         ready: Callable[[str], bool] = _answers,
         probe: Callable[[str], bool] = has_server,
     ) -> None:
         self._options = options
+        self._command = command or options.argv
         self._popen = popen
         self._ready = ready
         self._probe = probe
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self._lock = threading.Lock()
+        self._answered = False
+        self._died: ServerExit | None = None
         self.url = ""
 
     @property
@@ -129,8 +140,28 @@ class LocalServer:
         self._log.flush()
         return Path(self._log.name).read_bytes()[-size:].decode("utf-8", errors="replace")
 
+    def check_alive(self, wait: float = 0.0) -> None:
+        """Raise ``ServerDiedError`` when the server ended by itself; ``wait`` seconds are given to one that
+        is going down (a request can fail a moment before its server's exit can be seen)."""
+        with self._lock:
+            self._raise_if_died(wait)
+
+    def _raise_if_died(self, wait: float = 0.0) -> None:
+        process = self._process
+        if self._died is None and process is not None:
+            try:
+                code = process.wait(wait) if wait > 0 else process.poll()
+            except subprocess.TimeoutExpired:
+                code = None
+            if code is not None:
+                self._died = ServerExit(code, self.log_tail())
+        if self._died is not None:
+            options, answered = self._options, self._answered
+            raise ServerDiedError(died_message(options.model, options.python, self._died, answered=answered))
+
     def start(self) -> str:
         with self._lock:
+            self._raise_if_died()
             if self._process is not None:
                 return self.url
             if not self._probe(self._options.python):
@@ -138,7 +169,7 @@ class LocalServer:
             port = free_port()
             self._log = tempfile.NamedTemporaryFile(prefix="coderefine-llama-", suffix=".log")  # noqa: SIM115
             self._process = self._popen(
-                self._options.argv(port),
+                list(self._command(port)),
                 stdin=subprocess.PIPE,
                 stdout=self._log,
                 stderr=subprocess.STDOUT,
@@ -150,17 +181,14 @@ class LocalServer:
             except BaseException:
                 self._stop_locked()
                 raise
+            self._answered = True
             return self.url
 
     def _wait_ready(self) -> None:
         assert self._process is not None
         deadline = time.monotonic() + self._options.startup_timeout
         while not self._ready(self.url):
-            if self._process.poll() is not None:
-                raise ProviderUnavailableError(
-                    f"llama.cpp's server for {self._options.model} exited ({self._process.returncode}) "
-                    f"before it answered; its output:\n{self.log_tail()}"
-                )
+            self._raise_if_died()
             if time.monotonic() > deadline:
                 raise ProviderUnavailableError(
                     f"llama.cpp's server for {self._options.model} did not answer within "

