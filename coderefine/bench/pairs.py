@@ -20,15 +20,19 @@ class PairResult:
 
 
 def try_pairs(
-    name: str, pairs: Sequence[tuple[str, str]], build: Callable[[str, str], int]
+    name: str,
+    pairs: Sequence[tuple[str, str]],
+    build: Callable[[str, str], int],
+    progress: Callable[[str], None] = lambda message: None,
 ) -> list[PairResult]:
     """Each pair built with ``build`` (OLD, NEW -> its tasks); a pair that gives none, or whose build is
-    refused, is recorded with the reason, and the next pair is tried."""
+    refused, is recorded with the reason (and told to ``progress`` at once), and the next pair is tried."""
     results = []
     for old, new in pairs:
         try:
             made = build(old, new)
         except UsageError as exc:
+            progress(f"skipped {old} -> {new}: {exc}")
             results.append(PairResult(old, new, 0, _own(str(exc), f"{name}=={old} -> {new}")))
             continue
         results.append(PairResult(old, new, made, "" if made else "no task"))

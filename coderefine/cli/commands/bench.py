@@ -277,7 +277,7 @@ def _make_release_suites(
         _summary(tasks, str(folder), out)
         return len(tasks)
 
-    results = try_pairs(name, pairs, build)
+    results = try_pairs(name, pairs, build, warn)
     text = table(name, results)
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / TABLE_FILE).write_text(text, "utf-8")
