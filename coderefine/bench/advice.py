@@ -55,7 +55,7 @@ def not_green(label: str, runs: Sequence[SuiteRun]) -> str:
     advice = []
     missing = sorted({m for e in [*errors, *failed] for m in _missing_modules(e.message)})
     if missing:
-        advice.append(f"--requires pytest,{','.join(missing)} (the modules its tests import)")
+        advice.append(f"adding {','.join(missing)} to --requires (modules its tests import)")
     patterns = sorted({e.nodeid.split("::")[0] for e in errors if not _missing_modules(e.message)})
     patterns += sorted({f.nodeid for f in failed if not _missing_modules(f.message)})[: SHOWN - len(patterns)]
     if patterns:
