@@ -59,6 +59,8 @@ def main(folders: list[str]) -> int:
                 "records": kept[-1],
             }
         )
+        if library.get("deselect_given"):
+            libraries[-1]["deselect_given"] = library["deselect_given"]
         if library.get("upgrade_to"):
             libraries[-1]["upgrade_to"] = library["upgrade_to"]
             libraries[-1]["fail_to_pass"] = library["fail_to_pass"]

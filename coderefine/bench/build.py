@@ -14,10 +14,11 @@ import random
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from coderefine.bench.advice import has_tests, next_changed, no_source_change, no_tests, not_green
 from coderefine.bench.builder import Builder, Progress, library_modules
 from coderefine.bench.disguise import disguise_tree
 from coderefine.bench.library import (
@@ -38,6 +39,8 @@ from coderefine.signals.warm import WarmPytest, top_level_names
 
 __all__ = ["Progress", "Source", "make_suite"]
 
+LOOK_AHEAD = 3  # later releases downloaded to find a pair that changes the code
+
 
 @dataclass(frozen=True)
 class Source:
@@ -50,6 +53,11 @@ class Source:
     disguise: bool = False  # rename private names and locals, reorder definitions (``--disguise``)
     upgrade_to: str = ""  # a release suite: the changes from ``requirement``'s version to this one
     old_path: Path | None = None  # a release suite from two checkouts: ``path`` is the new release
+    # Tests left out from the start (``--deselect``): node id prefixes, or files and folders (globs).
+    deselect: tuple[str, ...] = ()
+    # The later releases of ``requirement``'s library, oldest first: where to look for a pair that
+    # changes the code when this one does not (``make-suite NAME==OLD --upgrade-to NEW`` asks PyPI).
+    later: Callable[[], Sequence[str]] = field(default=lambda: (), compare=False)
 
     @property
     def label(self) -> str:
@@ -121,6 +129,8 @@ def _build(
         python = make_venv(folder / "venv", source.requires, runner, label)
         stored_python = str(Path(python).relative_to(folder))
     pin_pytest_root(tree)
+    if not has_tests(tree):
+        raise UsageError(no_tests(label))
     disguised: dict[str, int] = {}
     if source.disguise:
         progress(f"{label}: disguising it (private names, locals, the order of definitions)")
@@ -129,7 +139,7 @@ def _build(
         progress(f"{label}: disguised ({', '.join(f'{k} {v}' for k, v in disguised.items())})")
         label = f"{label} (disguised)"
     progress(f"{label}: running its tests twice for the baseline")
-    deselect, baseline = _baseline(python, tree, runner, environ, label)
+    deselect, baseline = _baseline(python, tree, runner, environ, label, source.deselect)
     progress(f"{label}: {len(baseline.passed())} tests green, {len(deselect)} left out (failing or flaky)")
     progress(f"{label}: finding the lines each test runs")
     coverage = covered_lines(python, tree, runner, environ, deselect)
@@ -142,6 +152,9 @@ def _build(
         builder = Builder(label, tree, python, runner, environ, deselect, rng, progress, coverage, warm)
         if source.upgrade_to:
             changed = changed_modules(folder / "old", tree, builder.modules())
+            if not changed:
+                later = _later_change(source, name, tree, builder.modules(), folder, runner, label)
+                raise UsageError(no_source_change(label, name, source.upgrade_to, later))
             built = release_tasks(builder, name, source.upgrade_to, changed, baseline, count)
             found = built.tasks
             extra = {
@@ -154,10 +167,7 @@ def _build(
             }
             shutil.rmtree(folder / "old")
             if not found:
-                raise UsageError(
-                    f"{label}: no change between the releases is noticed by the new tests (fail-to-pass "
-                    f"tests: {built.fail_to_pass}); choose another pair of versions"
-                )
+                raise UsageError(f"{label}: {built.reason()}")
         else:
             found = builder.tasks(name, count)
     finally:
@@ -174,6 +184,7 @@ def _build(
         "requires": list(source.requires),
         "python": stored_python,
         "deselect": list(deselect),
+        "deselect_given": list(source.deselect),
         "seed": seed,
         "requested": count,
         "tests": len(baseline.passed()),
@@ -234,17 +245,47 @@ def _counts(tasks: Sequence[LibraryTask]) -> str:
 
 
 def _baseline(
-    python: str, tree: Path, runner: Runner, environ: Mapping[str, str], label: str
+    python: str,
+    tree: Path,
+    runner: Runner,
+    environ: Mapping[str, str],
+    label: str,
+    skip: Sequence[str] = (),
 ) -> tuple[tuple[str, ...], SuiteRun]:
-    first = run_suite(python, tree, runner, environ)
-    second = run_suite(python, tree, runner, environ)
+    """The tests left out (``skip``, and those that failed or flaked) and the second clean run."""
+    first = run_suite(python, tree, runner, environ, deselect=skip)
+    second = run_suite(python, tree, runner, environ, deselect=skip)
     if not (first.finished and second.finished) or not (first.passed() & second.passed()):
-        tail = " ".join((first.output or second.output).strip().splitlines()[-3:])[:400]
-        raise UsageError(
-            f"{label}: its test suite does not run green on the clean code ({tail or 'no test ran'}); "
-            "check its test dependencies (--requires) and that pytest can collect its tests"
-            + ("; the disguise may have broken it: build without --disguise" if "disguised" in label else "")
-        )
+        message = not_green(label, [first, second])
+        if "disguised" in label:
+            message += "; the disguise may have broken it: build without --disguise"
+        raise UsageError(message)
     good = first.passed() & second.passed()
     seen = {o.nodeid for o in first.outcomes + second.outcomes if o.outcome != "skipped"}
-    return tuple(sorted(seen - good)), second
+    return (*skip, *sorted(seen - good - set(skip))), second
+
+
+def _later_change(
+    source: Source,
+    name: str,
+    tree: Path,
+    modules: Sequence[str],
+    folder: Path,
+    runner: Runner,
+    label: str,
+) -> tuple[str, str] | None:
+    """The next pair after this one that changes a library module: (NEW, the first later release that
+    differs from it), looked for among the next few releases; None when there is none or no index."""
+    try:
+        versions = list(source.later())[:LOOK_AHEAD]
+    except UsageError:
+        return None
+
+    def fetch(version: str) -> Path | None:
+        try:
+            return _fetch(f"{name}=={version}", folder, f"later-{version}", runner, label)
+        except UsageError:
+            return None
+
+    found = next_changed(modules, tree, versions, fetch)
+    return (source.upgrade_to, found) if found else None

@@ -45,6 +45,8 @@ class SuiteRun:
     outcomes: tuple[TestOutcome, ...]
     finished: bool
     output: str = ""
+    # Files that could not be collected (an import error): the file, and the last line of its error.
+    errors: tuple[TestOutcome, ...] = ()
 
     def hung(self) -> bool:
         return any("ran longer than" in o.message for o in self.outcomes)
@@ -205,7 +207,7 @@ def run_suite(
         report = Path(scratch) / "report.jsonl"
         args = ["-p", PLUGIN, "-p", "no:cacheprovider", "-q", "-o", "addopts="]
         args += ["--tb=short", "-rN"] + (["-x"] if stop_first else []) + list(extra)
-        args += [f"--deselect={nodeid}" for nodeid in deselect]
+        args += deselect_args(tree, deselect)
         env = _env(tree, report, environ, test_timeout)
         if only is not None:
             listed = Path(scratch) / "only.txt"
@@ -221,10 +223,20 @@ def run_suite(
             if done is None:
                 done = runner.run([python, "-m", "pytest", *args], cwd=tree, timeout=timeout, env=env)
         except ToolError as exc:
-            return SuiteRun(_outcomes(report), False, str(exc))
-        outcomes = _outcomes(report)
+            return SuiteRun(_outcomes(report), False, str(exc), _collect_errors(report))
+        outcomes, errors = _outcomes(report), _collect_errors(report)
     finished = done.code in (0, 1) and bool(outcomes)
-    return SuiteRun(outcomes, finished, done.out[-2000:] + done.err[-2000:])
+    return SuiteRun(outcomes, finished, done.out[-2000:] + done.err[-2000:], errors)
+
+
+def deselect_args(tree: Path, deselect: Sequence[str]) -> list[str]:
+    """pytest's arguments that leave ``deselect`` out: a node id (``FILE::TEST``, a prefix) is
+    deselected; a file or folder (a glob, relative to ``tree``) is not even collected, so that a test
+    file that cannot be imported here (it needs a compiled extension) is left out too."""
+    return [
+        f"--deselect={entry}" if "::" in entry else f"--ignore-glob={(tree / entry).as_posix()}"
+        for entry in deselect
+    ]
 
 
 def covered_lines(
@@ -239,7 +251,7 @@ def covered_lines(
         env["CODEREFINE_BENCH_LINES"] = str(lines)
         env["CODEREFINE_BENCH_ROOT"] = str(tree)
         argv = [python, "-m", "pytest", "-p", LINES_PLUGIN, "-p", "no:cacheprovider", "-q", "-o", "addopts="]
-        argv += [f"--deselect={nodeid}" for nodeid in deselect]
+        argv += deselect_args(tree, deselect)
         try:
             runner.run(argv, cwd=tree, timeout=SUITE_TIMEOUT * 5, env=env)
             data = json.loads(lines.read_text("utf-8"))
@@ -286,6 +298,23 @@ def _outcomes(report: Path) -> tuple[TestOutcome, ...]:
             message = str(event.get("message") or "").strip()[:4000]
             found[nodeid] = TestOutcome(nodeid, outcome, message)
     return tuple(found.values())
+
+
+def _collect_errors(report: Path) -> tuple[TestOutcome, ...]:
+    if not report.exists():
+        return ()
+    found: list[TestOutcome] = []
+    for line in report.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if event.get("event") == "collect_error":
+            text = str(event.get("text") or "")
+            last = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+            message = last[-1] if last else next((t for t in text.splitlines() if t.strip()), "")
+            found.append(TestOutcome(str(event.get("nodeid", "")), "error", message.strip()[:300]))
+    return tuple(found)
 
 
 def copy_tree(source: Path, target: Path) -> Path:

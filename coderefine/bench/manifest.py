@@ -34,6 +34,7 @@ class Library:
     style: str
     records: tuple[dict[str, object], ...]
     upgrade_to: str = ""  # a release suite: the changes from ``version`` to this release
+    deselect: tuple[str, ...] = ()  # tests left out from the start (make-suite --deselect)
 
     @property
     def requirement(self) -> str:
@@ -63,6 +64,7 @@ def load_manifest(path: Path = MANIFEST) -> list[Library]:
                 str(row.get("style", "")),
                 tuple(row.get("records", ())),
                 str(row.get("upgrade_to", "")),
+                tuple(row.get("deselect_given", ())),
             )
             for row in data["libraries"]
         ]
@@ -95,6 +97,7 @@ def library_suite(
             requires=library.requires,
             licence=library.licence,
             upgrade_to=library.upgrade_to,
+            deselect=library.deselect,
         )
         make_suite(source, folder, runner, environ, tasks=library.tasks, seed=library.seed, progress=progress)
     _, tasks = load_suite(folder)

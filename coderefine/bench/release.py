@@ -5,30 +5,29 @@ The suite's source is NEW's tree. NEW's tests that fail with OLD's code in place
 changed, and pass on NEW's, are the fail-to-pass tests; those that pass on both are the pass-to-pass ones.
 Each fail-to-pass test reaches some of the changed files (the lines NEW changed that it runs, from the
 baseline's per-test line trace); files reached by one test belong to one change, and each such change is
-a task: its files put back to OLD's text, kept when the tests notice. The intent is NEW's changelog entry
+a task: its files put back to OLD's text, kept when the tests notice. A change too large for one task is
+split by function into pieces (``pieces.py``), each a task of its own. The intent is NEW's changelog entry
 where the source distribution has one, else a user's description of the failing tests. The project keeps
 only the visible fail-to-pass tests; the held-back ones and the whole pass-to-pass suite score.
 """
 
 from __future__ import annotations
 
-import ast
 import difflib
 import random
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from coderefine.bench.builder import SLOW_RETRY, Builder
-from coderefine.bench.changelog import release_entry
 from coderefine.bench.library import SUITE_TIMEOUT, TEST_TIMEOUT, SuiteRun, run_suite
+from coderefine.bench.pieces import split_change
+from coderefine.bench.release_intent import changed_definitions, release_intent
 from coderefine.bench.suite import RELEASE_KIND, Edit, LibraryTask, differing_lines, test_function
 from coderefine.errors import UsageError
 
 MAX_FILES = 4  # a change over more files than this is a rewrite, not a task
 MAX_LINES = 400  # nor is one that changes more lines than this (removed plus added)
-INTENT_CHARS = 700
 
 
 @dataclass(frozen=True)
@@ -40,11 +39,42 @@ class Change:
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """What one task would put back: its files' start texts, and whether it is a piece of a larger
+    change (split by function) rather than a whole coherent change."""
+
+    starts: Mapping[str, str]
+    piece: bool = False
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return tuple(self.starts)
+
+
+@dataclass(frozen=True)
 class ReleaseBuild:
     tasks: list[LibraryTask]
     fail_to_pass: int
     pass_to_pass: int
     changed_files: int
+    # Each change (or piece of one) too large to be a task: where, its size and its fail-to-pass tests.
+    left_out: tuple[str, ...] = ()
+    unnoticed: int = 0  # candidates that failed no test when put back
+
+    def reason(self) -> str:
+        """Why the release gave no task, in words that say what to try."""
+        if not self.fail_to_pass:
+            return (
+                "no test of the new release fails with the old code (no fail-to-pass test): its changes "
+                "are not tested by the tests in its source distribution; try another pair"
+            )
+        parts = []
+        if self.left_out:
+            parts.append("too large to be a task even split by function: " + "; ".join(self.left_out))
+        if self.unnoticed:
+            parts.append(f"{self.unnoticed} changes put back alone failed no test")
+        detail = "; ".join(parts) or "no change that its tests reach"
+        return f"{self.fail_to_pass} fail-to-pass tests, but no task: {detail}"
 
 
 def changed_modules(old_tree: Path, tree: Path, modules: Sequence[str]) -> dict[str, tuple[str, str]]:
@@ -86,46 +116,83 @@ def release_tasks(
     fail_to_pass = green - old_run.passed()
     pass_to_pass = green & old_run.passed()
     builder.progress(f"{label}: {len(fail_to_pass)} fail-to-pass tests, {len(pass_to_pass)} pass-to-pass")
+    candidates, left_out = _candidates(builder, changed, fail_to_pass)
     found: list[LibraryTask] = []
+    unnoticed = 0
     prefix = f"{name}-{new_version}"
-    strength = "changelog" if release_entry(builder.tree, new_version) else "tests"
-    for change in coherent_changes(builder, changed, fail_to_pass):
+    for candidate in candidates:
         if len(found) >= count:
             break
-        size = sum(_lines_changed(*changed[p]) for p in change.files)
-        if len(change.files) > MAX_FILES or size > MAX_LINES:
-            builder.progress(f"{label}: {', '.join(change.files)}: {size} lines changed, too large a task")
-            continue
-        starts = {p: changed[p][0] for p in change.files}
-        only = _tests_for(builder, changed, change.files)
-        run = _with_texts(builder, starts, only)
+        texts = {p: (start, changed[p][1]) for p, start in candidate.starts.items()}
+        only = _tests_for(builder, texts)
+        run = _with_texts(builder, candidate.starts, only)
         failing = (green if only is None else green & frozenset(only)) - run.passed()
         if not run.finished or run.hung() or not failing:
+            unnoticed += run.finished and not run.hung()
             continue
         visible, hidden = split(failing, builder.rng)
-        primary = change.files[0]
-        old, new = changed[primary]
-        lines = differing_lines(old, new)
+        primary = candidate.files[0]
+        start, new = texts[primary]
+        lines = differing_lines(start, new)
+        intent, strength = release_intent(
+            builder.tree, new_version, texts, run, visible, piece=candidate.piece
+        )
         found.append(
             LibraryTask(
                 task_id=f"{prefix}/release-{len(found):03d}",
                 kind=RELEASE_KIND,
-                shape="one-file" if len(change.files) == 1 else "multi-file",
+                shape="one-file" if len(candidate.files) == 1 else "multi-file",
                 strength=strength,
                 mutation="release",
                 path=primary,
                 function=",".join(changed_definitions(new, lines)[:4]),
                 line=lines[0] if lines else 1,
-                intent=release_intent(builder.tree, new_version, change.files, changed, run, visible),
-                edits=tuple(Edit(changed[p][1], changed[p][0], p) for p in change.files),
+                intent=intent,
+                edits=tuple(Edit(new, start, p) for p, (start, new) in texts.items()),
                 visible=visible,
                 hidden=hidden,
                 module_lines=len(new.splitlines()),
-                files=change.files if len(change.files) > 1 else (),
+                files=candidate.files if len(candidate.files) > 1 else (),
             )
         )
-        builder.progress(f"{label}: release task {len(found)} ({', '.join(change.files)})")
-    return ReleaseBuild(found, len(fail_to_pass), len(pass_to_pass), len(changed))
+        builder.progress(f"{label}: release task {len(found)} ({', '.join(candidate.files)})")
+    return ReleaseBuild(found, len(fail_to_pass), len(pass_to_pass), len(changed), tuple(left_out), unnoticed)
+
+
+def _candidates(
+    builder: Builder, changed: Mapping[str, tuple[str, str]], fail_to_pass: frozenset[str]
+) -> tuple[list[Candidate], list[str]]:
+    """A candidate per coherent change within the size limits; a larger one split by function into
+    pieces that are (``pieces.py``). Also what is left out: each piece still too large (or one that no
+    longer compiles), with its fail-to-pass tests, and the tests that reach no piece."""
+    label = builder.label
+    found: list[Candidate] = []
+    left_out: list[str] = []
+    for change in coherent_changes(builder, changed, fail_to_pass):
+        size = sum(_lines_changed(*changed[p]) for p in change.files)
+        if len(change.files) <= MAX_FILES and size <= MAX_LINES:
+            found.append(Candidate({p: changed[p][0] for p in change.files}))
+            continue
+        pieces, unreached = split_change(builder.coverage, changed, change.files, change.tests)
+        kept = 0
+        for piece in pieces:
+            tests = f"{len(piece.tests)} fail-to-pass tests"
+            if len(piece.files) > MAX_FILES or piece.size > MAX_LINES:
+                left_out.append(f"{piece.describe()}: {piece.size} lines, {tests}")
+            elif not all(_compiles(text) for text in piece.starts.values()):
+                left_out.append(f"{piece.describe()}: does not compile put back alone, {tests}")
+            else:
+                found.append(Candidate(dict(piece.starts), piece=True))
+                kept += 1
+        if unreached:
+            left_out.append(
+                f"{', '.join(change.files)}: {len(unreached)} fail-to-pass tests run no changed definition"
+            )
+        builder.progress(
+            f"{label}: {', '.join(change.files)}: {size} lines changed, too large for one task: split by "
+            f"function into {len(pieces)} pieces, {kept} within the limits"
+        )
+    return found, left_out
 
 
 def split(failing: frozenset[str], rng: random.Random) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -183,14 +250,11 @@ def _runs(by_line: Mapping[int, tuple[int, ...]], lines: set[int] | None, number
     return any(number in tests for line, tests in by_line.items() if lines is None or line in lines)
 
 
-def _tests_for(
-    builder: Builder, changed: Mapping[str, tuple[str, str]], files: Sequence[str]
-) -> tuple[str, ...] | None:
-    """The tests that run a changed line of any of ``files``; None (all) when one runs at import."""
+def _tests_for(builder: Builder, texts: Mapping[str, tuple[str, str]]) -> tuple[str, ...] | None:
+    """The tests that run a line of NEW that the task puts back; None (all) when one runs at import."""
     found: set[str] = set()
-    for path in files:
-        old, new = changed[path]
-        only = builder.coverage.tests_for(path, differing_lines(old, new))
+    for path, (start, new) in texts.items():
+        only = builder.coverage.tests_for(path, differing_lines(start, new))
         if only is None:
             return None
         found.update(only)
@@ -235,100 +299,6 @@ def _run(builder: Builder, only: tuple[str, ...] | None, slack: int, whole: bool
         warm=builder.warm,
         extra=extra,
     )
-
-
-def changed_definitions(text: str, lines: Sequence[int]) -> list[str]:
-    """The innermost functions and classes of ``text`` that hold one of ``lines``, in order."""
-    try:
-        module = ast.parse(text)
-    except SyntaxError:
-        return []
-    spans: list[tuple[int, int, str]] = []
-
-    def walk(nodes: Sequence[ast.stmt], prefix: str) -> None:
-        for node in nodes:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                qualname = f"{prefix}{node.name}"
-                spans.append((node.lineno, node.end_lineno or node.lineno, qualname))
-                walk(node.body, f"{qualname}.")
-
-    walk(module.body, "")
-    found: list[str] = []
-    for line in lines:
-        holding = [s for s in spans if s[0] <= line <= s[1]]
-        if holding:
-            name = min(holding, key=lambda s: s[1] - s[0])[2]
-            if name not in found:
-                found.append(name)
-    return found
-
-
-def release_intent(
-    tree: Path,
-    version: str,
-    files: Sequence[str],
-    changed: Mapping[str, tuple[str, str]],
-    run: SuiteRun,
-    visible: Sequence[str],
-) -> str:
-    """NEW's changelog entry (the items that name something the change touches, when some do); else a
-    user's description of what the visible failing tests expect."""
-    entry = release_entry(tree, version)
-    where = ", ".join(files)
-    if entry:
-        # The items that name the changed modules; failing that, those naming a changed definition.
-        modules, definitions = _words(files, changed)
-        named = [(i, set(re.findall(r"\w+", i.lower()))) for i in entry]
-        items = [i for i, w in named if w & modules] or [i for i, w in named if w & definitions] or entry
-        return cut(f"Make this change to {where}, from the project's changelog: " + " ".join(items))
-    described: list[tuple[str, str]] = []
-    for nodeid in visible:
-        name = test_function(nodeid).rsplit("::", 1)[-1]
-        if name in {d[0] for d in described}:
-            continue
-        message = relative(run.message(nodeid), tree).replace("Use -v to get more diff", "")
-        described.append((name, cut(message, 160)))
-    parts = [f"`{n}` ({m})" if m else f"`{n}`" for n, m in described[:4]]
-    return cut(
-        f"Users expect what these tests check, and the code in {where} does not do it yet: "
-        + "; ".join(parts)
-        + ". Change the code so that they pass, without changing the tests."
-    )
-
-
-def _words(files: Sequence[str], changed: Mapping[str, tuple[str, str]]) -> tuple[set[str], set[str]]:
-    """Lower-case names a changelog item about this change would mention: the files' module names (a
-    package's ``__init__`` by its package's), and the changed definitions."""
-    modules: set[str] = set()
-    definitions: set[str] = set()
-    for path in files:
-        old, new = changed[path]
-        for name in changed_definitions(new, differing_lines(old, new)):
-            definitions.update(part.lower() for part in name.split("."))
-        stem = Path(path).stem
-        modules.add((Path(path).parent.name if stem == "__init__" else stem).lower())
-
-    def kept(words: set[str]) -> set[str]:
-        return {w for w in words if len(w) > 3 and not w.startswith("__")}
-
-    return kept(modules), kept(definitions)
-
-
-def relative(message: str, tree: Path) -> str:
-    """``message`` with paths inside ``tree`` made relative and any other absolute path cut to its
-    name, so that an intent says the same wherever the suite was built."""
-    message = message.replace(str(tree) + "/", "").replace(str(tree), ".")
-    return re.sub(r"(?<![\w.])/(?:[\w.@+-]+/)+([\w.@+-]+)", r"\1", message)
-
-
-def cut(text: str, limit: int = INTENT_CHARS) -> str:
-    """``text`` at most ``limit`` characters, cut at a word (never inside one), ending in "..."."""
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    head = text[: limit - 3]
-    space = head.rfind(" ")
-    return (head[:space] if space > 0 else head).rstrip(" ,;:") + "..."
 
 
 def _lines_changed(old: str, new: str) -> int:

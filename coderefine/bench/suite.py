@@ -124,6 +124,13 @@ class LibraryTask:
         for path, text in self.start_texts().items():
             (folder / path).write_text(text, "utf-8")
         remove_tests(folder, self.hidden_tests())
+        for pattern in (p for p in info.deselect if "::" not in p):
+            # A test file left out with ``--deselect`` (it cannot run here) is not the project's either.
+            for found in folder.glob(pattern):
+                if found.is_dir():
+                    _rmtree(found)
+                else:
+                    found.unlink()
         marker = folder / "pyproject.toml"
         if not marker.exists():
             # coderefine finds a project's root by its pyproject.toml; an older library has none.
@@ -139,7 +146,9 @@ class LibraryTask:
             return self.hidden
         shown = {test_function(n) for n in self.visible}
         info = self._info()
-        others = (n for n in (*info.passing, *info.deselect) if test_function(n) not in shown)
+        # A deselected file or folder (no ``::``) is not collected at all: nothing to remove from it.
+        skipped = (n for n in info.deselect if "::" in n)
+        others = (n for n in (*info.passing, *skipped) if test_function(n) not in shown)
         return tuple(sorted({*self.hidden, *others}))
 
     def passes(

@@ -102,6 +102,14 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         help="comma-separated test dependencies for the venv (default: pytest)",
     )
     make_suite.add_argument(
+        "--deselect",
+        action="append",
+        metavar="PATTERN",
+        help="leave tests out from the start (repeatable, or comma-separated): a node id prefix "
+        "(tests/test_x.py::test_y), or a test file or folder, a glob (tests/test_speedups.py), not even "
+        "collected; for tests that cannot run here, e.g. of a compiled extension the source build lacks",
+    )
+    make_suite.add_argument(
         "--upgrade-to",
         metavar="NEW",
         help="release tasks: the changes from NAME==VERSION to this release that NEW's tests notice",
@@ -109,7 +117,8 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     make_suite.add_argument(
         "--released-after",
         metavar="DATE",
-        help="only releases uploaded to PyPI after DATE (YYYY-MM-DD); with NAME alone, one release suite "
-        "per such release and the one before it, each in a folder under -o",
+        help="only releases uploaded to PyPI after DATE (YYYY-MM-DD); with NAME alone, every such release "
+        "is tried with the one before it, a release suite each in a folder under -o, and a table of the "
+        "pairs (tasks made, or why none) is printed and written to -o's pairs.md",
     )
     make_suite.add_argument("-o", "--out", required=True, metavar="SUITE", help="the suite folder to create")

@@ -100,3 +100,21 @@ def test_only_the_listed_tests_run_warm_or_cold(tmp_path: Path) -> None:
     assert cold.finished and forked.finished
     assert cold.passed() == forked.passed() == {"tests/test_lib.py::test_square[5]"}
     assert cold.outcomes == forked.outcomes
+
+
+def test_a_deselected_file_is_not_collected_and_its_import_error_is_reported(tmp_path: Path) -> None:
+    tree = tmp_path / "lib"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "tests" / "test_ok.py").write_text("def test_one():\n    pass\n\n\ndef test_two():\n    pass\n")
+    (tree / "tests" / "test_ext.py").write_text(
+        "import lib_speedups_missing\n\n\ndef test_fast():\n    pass\n"
+    )
+    pin_pytest_root(tree)
+    broken = run_suite(sys.executable, tree, SubprocessRunner(), ENV)
+    assert not broken.finished
+    assert [(e.nodeid, e.message) for e in broken.errors] == [
+        ("tests/test_ext.py", "ModuleNotFoundError: No module named 'lib_speedups_missing'")
+    ]
+    skip = ["tests/test_ext.py", "tests/test_ok.py::test_two"]
+    run = run_suite(sys.executable, tree, SubprocessRunner(), ENV, deselect=skip)
+    assert run.finished and run.passed() == {"tests/test_ok.py::test_one"} and not run.errors

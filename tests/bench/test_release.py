@@ -15,7 +15,8 @@ from coderefine.bench.build import Source, make_suite
 from coderefine.bench.harness import run_bench
 from coderefine.bench.models import DoNothingModel, OracleModel
 from coderefine.bench.pypi import pairs_after, released, releases
-from coderefine.bench.release import cut, relative
+from coderefine.bench.release import ReleaseBuild
+from coderefine.bench.release_intent import cut, relative
 from coderefine.bench.strategies import strategies
 from coderefine.bench.suite import load_suite
 from coderefine.bench.summary import summary
@@ -308,3 +309,93 @@ def test_released_after_refuses_an_older_pair_and_names_the_dates(
     assert run(["bench", "make-suite", "lib", "--released-after", "July", "-o", out])[0] == 2
     assert "give a date as YYYY-MM-DD" in capsys.readouterr().err
     assert not (tmp_path / "s").exists()
+
+
+SPLIT_OLD = """def shout(text):
+    return text.upper()
+
+
+def whisper(text):
+    return text.lower()
+
+
+def count(text):
+    return len(text)
+"""
+
+SPLIT_NEW = """def _clean(text):
+    return " ".join(text.split())
+
+
+def shout(text):
+    return _clean(text).upper() + "!"
+
+
+def whisper(text):
+    return text.lower() + "..."
+
+
+def count(text):
+    return len(text)
+"""
+
+SPLIT_TESTS = """from voices.core import count, shout, whisper
+
+
+def test_shout():
+    assert shout("a  b") == "A B!"
+
+
+def test_whisper():
+    assert whisper("AB") == "ab..."
+
+
+def test_count():
+    assert count("ab") == 2
+"""
+
+
+@pytest.mark.slow
+def test_a_change_too_large_for_one_task_is_split_by_function(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coderefine.bench import release
+
+    for version, text, tests in (
+        ("old", SPLIT_OLD, "def test_nothing():\n    pass\n"),
+        ("new", SPLIT_NEW, SPLIT_TESTS),
+    ):
+        root = tmp_path / version / "voices"
+        (root / "voices").mkdir(parents=True)
+        (root / "voices" / "__init__.py").write_text("")
+        (root / "voices" / "core.py").write_text(HEADER + text)
+        (root / "tests").mkdir()
+        (root / "tests" / "test_voices.py").write_text(tests)
+        (root / "pyproject.toml").write_text('[project]\nname = "voices"\nversion = "1"\n')
+    # The file's change (10 lines) is over the limit; each function's (5 and 2 lines) within it.
+    monkeypatch.setattr(release, "MAX_LINES", 6)
+    source = Source(path=tmp_path / "new" / "voices", old_path=tmp_path / "old" / "voices", upgrade_to="2")
+    make_suite(source, tmp_path / "suite", SubprocessRunner(), ENV, tasks=10, seed=1)
+    _, tasks = load_suite(tmp_path / "suite")
+    by_function = {t.function: t for t in tasks}
+    # shout goes with its new helper _clean; whisper is a task of its own.
+    assert set(by_function) == {"_clean,shout", "whisper"}, [t.function for t in tasks]
+    shout = by_function["_clean,shout"].start_texts()["voices/core.py"]
+    assert "_clean" not in shout and 'return text.lower() + "..."' in shout
+    whisper = by_function["whisper"]
+    assert whisper.start_texts()["voices/core.py"] == HEADER + SPLIT_NEW.replace(' + "..."', "")
+    assert [n.split("::")[-1] for n in whisper.visible] == ["test_whisper"]
+    assert whisper.strength == "tests" and "voices/core.py (`whisper`)" in whisper.intent
+    runner = SubprocessRunner()
+    for task in tasks:
+        assert not task.passes(task.start_texts(), tmp_path, runner, ENV)
+        assert task.passes({task.path: HEADER + SPLIT_NEW}, tmp_path, runner, ENV)
+
+
+def test_a_release_without_tasks_says_why_without_contradicting_itself() -> None:
+    untested = ReleaseBuild([], 0, 40, 2)
+    assert "no fail-to-pass test" in untested.reason()
+    large = ReleaseBuild([], 96, 40, 2, ("lib/core.py (`render`): 296 lines, 96 fail-to-pass tests",), 1)
+    reason = large.reason()
+    assert reason.startswith("96 fail-to-pass tests, but no task: too large to be a task even split")
+    assert "`render`): 296 lines, 96 fail-to-pass tests" in reason and "1 changes put back alone" in reason

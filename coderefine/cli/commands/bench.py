@@ -186,16 +186,20 @@ def command_make_suite(args: argparse.Namespace, out: TextIO) -> int:
     if args.tasks < 1:
         raise UsageError("--tasks must be at least 1")
     requires = tuple(r.strip() for r in args.requires.split(",") if r.strip())
+    deselect = tuple(p.strip() for given in args.deselect or () for p in given.split(",") if p.strip())
     if args.released_after and args.requirement and "==" not in args.requirement:
-        return _make_release_suites(args, requires, out)
+        return _make_release_suites(args, requires, deselect, out)
     if args.released_after:
         _check_released_after(args)
+    name = (args.requirement or "").split("==")[0]
     source = Source(
         requirement=args.requirement or "",
         path=Path(args.from_path) if args.from_path else None,
         requires=requires,
         disguise=args.disguise,
         upgrade_to=args.upgrade_to or "",
+        deselect=deselect,
+        later=_later_releases(name, args.upgrade_to or ""),
     )
     tasks = make_suite(
         source,
@@ -225,34 +229,63 @@ def _check_released_after(args: argparse.Namespace) -> None:
         )
 
 
-def _make_release_suites(args: argparse.Namespace, requires: tuple[str, ...], out: TextIO) -> int:
+def _later_releases(name: str, version: str) -> Any:
+    """A function giving the releases of ``name`` after ``version`` from PyPI, oldest first (asked only
+    when a pair changed no code, to name the next pair that does)."""
+
+    def later() -> list[str]:
+        from coderefine.bench.pypi import releases
+
+        known = [r.version for r in releases(name)]
+        return known[known.index(version) + 1 :] if version in known else []
+
+    return later
+
+
+def _make_release_suites(
+    args: argparse.Namespace, requires: tuple[str, ...], deselect: tuple[str, ...], out: TextIO
+) -> int:
     """``make-suite NAME --released-after DATE``: a release suite for each release after DATE (with the
-    release before it), in ``OUT/NAME-NEW``; a pair whose changes no test notices is skipped."""
+    release before it), in ``OUT/NAME-NEW``; every pair is tried, and a table says what each gave (its
+    tasks, or why none) and the share of pairs that gave tasks. The table is also ``OUT/pairs.md``."""
     from coderefine.bench.build import Source, make_suite
+    from coderefine.bench.pairs import TABLE_FILE, table, try_pairs
     from coderefine.bench.pypi import pairs_after, parse_date
     from coderefine.project.runner import SubprocessRunner
 
     if args.upgrade_to or args.from_path:
         raise UsageError("make-suite NAME --released-after DATE picks the versions itself: drop --upgrade-to")
-    pairs = pairs_after(args.requirement, parse_date(args.released_after))
+    name = args.requirement
+    pairs = pairs_after(name, parse_date(args.released_after))
     if not pairs:
-        raise UsageError(f"{args.requirement}: no release after {args.released_after}")
-    built = 0
-    for old, new in pairs:
-        folder = Path(args.out) / f"{args.requirement}-{new}"
-        source = Source(requirement=f"{args.requirement}=={old}", requires=requires, upgrade_to=new)
-        try:
-            runner = SubprocessRunner()
-            tasks = make_suite(
-                source, folder, runner, os.environ, tasks=args.tasks, seed=args.seed, progress=warn
-            )
-        except UsageError as exc:
-            warn(f"skipped {old} -> {new}: {exc}")
-            continue
-        built += 1
+        raise UsageError(f"{name}: no release after {args.released_after}")
+
+    def build(old: str, new: str) -> int:
+        folder = Path(args.out) / f"{name}-{new}"
+        source = Source(
+            requirement=f"{name}=={old}",
+            requires=requires,
+            upgrade_to=new,
+            deselect=deselect,
+            later=_later_releases(name, new),
+        )
+        if folder.exists():
+            raise UsageError(f"{folder} exists; remove it or choose another -o")
+        tasks = make_suite(
+            source, folder, SubprocessRunner(), os.environ, tasks=args.tasks, seed=args.seed, progress=warn
+        )
         _summary(tasks, str(folder), out)
-    if not built:
-        raise UsageError(f"{args.requirement}: no release after {args.released_after} gave a task")
+        return len(tasks)
+
+    results = try_pairs(name, pairs, build, warn)
+    text = table(name, results)
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    (Path(args.out) / TABLE_FILE).write_text(text, "utf-8")
+    out.write(text)
+    if not any(r.tasks for r in results):
+        raise UsageError(
+            f"{name}: no release after {args.released_after} gave a task (the table above says why)"
+        )
     return EXIT_CLEAN
 
 

@@ -1,0 +1,107 @@
+"""What make-suite tells a user when a library gives no suite: what went wrong, and what to try.
+
+Each message names what was found (the failing tests' first lines, the files that changed) and the option
+or the pair of versions that would help, so that a user does not have to guess.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from coderefine.bench.library import SuiteRun
+
+SHOWN = 3  # failing tests named in a message
+
+
+def has_tests(tree: Path) -> bool:
+    """Whether ``tree`` holds a test file pytest would collect by default (``test_*.py``, ``*_test.py``)."""
+    return any(
+        p.name.startswith("test_") or p.name.endswith("_test.py")
+        for p in tree.rglob("*.py")
+        if ".venv" not in p.parts
+    )
+
+
+def no_tests(label: str) -> str:
+    return (
+        f"{label}: its source distribution ships no tests (no test_*.py or *_test.py in it), and a suite is "
+        "made from a library's tests; its tests live only in its repository: build from a checkout of it "
+        "with --from PATH"
+    )
+
+
+def not_green(label: str, runs: Sequence[SuiteRun]) -> str:
+    """Why the baseline is not green, with the first lines of what failed and the option that fixes it:
+    ``--requires`` for a module that is not installed, ``--deselect`` for a test file that cannot run
+    here (it checks a compiled extension the source build did not make) or a failing test."""
+    errors = [e for run in runs for e in run.errors]
+    failed = [o for run in runs for o in run.outcomes if o.outcome == "failed"]
+    shown: list[str] = []
+    for item in [*errors, *failed]:
+        line = f"{item.nodeid}: {_first_line(item.message)}" if item.message else item.nodeid
+        if line not in shown:
+            shown.append(line)
+    if not shown:
+        tail = " ".join(next((r.output for r in runs if r.output), "").strip().splitlines()[-3:])[:300]
+        if not any(r.outcomes for r in runs):
+            return (
+                f"{label}: pytest ran no test ({tail or 'no output'}); if its tests are in a folder its "
+                "configuration does not name, or not in its source distribution, build from a checkout "
+                "with --from PATH"
+            )
+        shown = [tail or "no test passed"]
+    advice = []
+    missing = sorted({m for e in [*errors, *failed] for m in _missing_modules(e.message)})
+    if missing:
+        advice.append(f"adding {','.join(missing)} to --requires (modules its tests import)")
+    patterns = sorted({e.nodeid.split("::")[0] for e in errors if not _missing_modules(e.message)})
+    patterns += sorted({f.nodeid for f in failed if not _missing_modules(f.message)})[: SHOWN - len(patterns)]
+    if patterns:
+        advice.append(
+            " ".join(f"--deselect {p}" for p in patterns[:SHOWN])
+            + " (leave out what cannot run here, e.g. a test of a compiled extension)"
+        )
+    fix = "; try " + ", or ".join(advice) if advice else "; check --requires and that pytest can collect them"
+    more = f" and {len(shown) - SHOWN} more" if len(shown) > SHOWN else ""
+    return (
+        f"{label}: its test suite does not run green on the clean code: {'; '.join(shown[:SHOWN])}{more}{fix}"
+    )
+
+
+def no_source_change(label: str, name: str, new: str, later: tuple[str, str] | None) -> str:
+    """A release that changed no library module; ``later``: the next pair that changes one, if found."""
+    text = f"{label}: only docs, tests or packaging changed (no library module of the old release differs)"
+    if later is None:
+        return text + "; choose another pair of versions"
+    old, newer = later
+    return text + f"; try {name}=={old} --upgrade-to {newer} instead, the next pair that changes the code"
+
+
+def next_changed(
+    modules: Iterable[str], tree: Path, versions: Sequence[str], fetch: Callable[[str], Path | None]
+) -> str | None:
+    """The first of ``versions`` (later releases, oldest first) whose tree (``fetch``; None when it
+    cannot be had) changes one of the library ``modules`` of ``tree``."""
+    texts = {m: (tree / m).read_text("utf-8", errors="replace") for m in modules}
+    for version in versions:
+        later = fetch(version)
+        if later is None:
+            return None
+        for module, text in texts.items():
+            other = later / module
+            if other.is_file() and other.read_text("utf-8", errors="replace") != text:
+                return version
+    return None
+
+
+def _first_line(message: str) -> str:
+    line = next((t.strip() for t in message.splitlines() if t.strip()), "")
+    return line[:160]
+
+
+def _missing_modules(message: str) -> list[str]:
+    """Top-level modules an error says are not installed: a package to require. A missing submodule
+    (``pkg._speedups``) is the library's own compiled extension, which ``--requires`` cannot bring."""
+    return [m for m in re.findall(r"No module named '([\w.]+)'", message) if "." not in m]

@@ -1,0 +1,57 @@
+"""What make-suite says when a library gives no suite: the failing tests' first lines and the option that
+would help; a pair without a code change names the next one that has one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from coderefine.bench import library
+from coderefine.bench.advice import has_tests, next_changed, no_source_change, not_green
+from coderefine.bench.library import SuiteRun
+
+
+def test_a_suite_that_is_not_green_names_what_failed_and_the_option_that_fixes_it() -> None:
+    speedups = library.TestOutcome(
+        "tests/test_speedups.py", "error", "ModuleNotFoundError: No module named 'lib._speedups'"
+    )
+    yaml = library.TestOutcome("tests/test_config.py", "error", "ModuleNotFoundError: No module named 'yaml'")
+    run = SuiteRun((), False, "2 errors", (speedups, yaml))
+    message = not_green("lib==1.0", [run, run])
+    assert message.startswith("lib==1.0: its test suite does not run green on the clean code: ")
+    assert "tests/test_speedups.py: ModuleNotFoundError: No module named 'lib._speedups'" in message
+    assert "try adding yaml to --requires" in message
+    # A compiled extension of the library itself cannot be required: its test file is left out.
+    assert "--deselect tests/test_speedups.py" in message and "--deselect tests/test_config.py" not in message
+
+
+def test_a_run_without_any_test_says_where_the_tests_may_be(tmp_path: Path) -> None:
+    message = not_green("lib==1.0", [SuiteRun((), False, "no tests ran in 0.01s")])
+    assert "pytest ran no test (no tests ran in 0.01s)" in message and "--from PATH" in message
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "core.py").write_text("x = 1\n")
+    assert not has_tests(tmp_path)
+    (tmp_path / "lib" / "test_core.py").write_text("def test_x():\n    pass\n")
+    assert has_tests(tmp_path)
+
+
+def test_a_pair_without_a_code_change_names_the_next_pair_that_has_one(tmp_path: Path) -> None:
+    def tree(name: str, text: str) -> Path:
+        (tmp_path / name / "lib").mkdir(parents=True)
+        (tmp_path / name / "lib" / "core.py").write_text(text)
+        return tmp_path / name
+
+    new = tree("1.1", "x = 1\n")
+    later = {"1.2": tree("1.2", "x = 1\n"), "1.3": tree("1.3", "x = 2\n")}
+    fetched: list[str] = []
+
+    def fetch(version: str) -> Path | None:
+        fetched.append(version)
+        return later.get(version)
+
+    assert next_changed(["lib/core.py"], new, ["1.2", "1.3", "1.4"], fetch) == "1.3"
+    assert fetched == ["1.2", "1.3"]  # no download past the first that changes the code
+    assert next_changed(["lib/core.py"], new, ["1.4"], fetch) is None
+    message = no_source_change("lib==1.0 -> 1.1", "lib", "1.1", ("1.1", "1.3"))
+    assert "only docs, tests or packaging changed" in message
+    assert message.endswith("try lib==1.1 --upgrade-to 1.3 instead, the next pair that changes the code")
+    assert no_source_change("x", "lib", "1.1", None).endswith("choose another pair of versions")
