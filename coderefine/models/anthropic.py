@@ -105,6 +105,10 @@ class AnthropicModel:
         """Start importing the SDK in the background."""
         self._importer.start()
 
+    def ready(self) -> None:
+        """Wait for the import and the client (the first call raises what they raised)."""
+        self._importer.wait()
+
     def _make_client(self, sdk: Any) -> Any:
         if self._platform != "anthropic":
             return self._platform_client(sdk)
