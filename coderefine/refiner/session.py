@@ -111,6 +111,12 @@ class Ledger:
             self.timings[phase] = self.timings.get(phase, 0.0) + end - start
             self.spans.append(Span(label or phase, start, end))
 
+    def span(self, name: str, start: float) -> None:
+        """A phase of ``--timings`` alone, in no total of the report."""
+        end = self.clock()
+        with self._lock:
+            self.spans.append(Span(name, start, end))
+
 
 class Session:
     """The calls of one run on one change: critique, edit (with one retry), evaluate; all charged to the
@@ -183,7 +189,7 @@ class Session:
             # start): a phase of its own, so a call's time is the call's.
             start = self.ledger.clock()
             ready(self.model)
-            self.ledger.time("model SDK (waited for)", start)
+            self.ledger.span("model SDK (waited for)", start)
             self._ready = True
         start = self.ledger.clock()
         reply = self.model.complete(redact_request(request, self.redactor))
