@@ -15,6 +15,10 @@ user's run), aider 0.86.2 and PR-Agent 0.49.0 through litellm. So the walls meas
 - **aider**: `--auto-test` fix of the same bug (the canned edit, then "the tests pass"), in its own venv.
 - **PR-Agent**: `pr-agent --pr_url=main review` with the local git provider (review.md written), in its
   own Python 3.12 venv.
+- **new project** (issue #32, `new_project.py`): the first `fix` in a project new to coderefine, as a user
+  tries it: two files at the top, no venv, a fresh copy and cache folder, the default model (Claude)
+  against a scripted Anthropic server answering in 10 ms, three calls; its phases (`--timings`) are
+  reported, and aider 0.86.2 makes the same repair against the same kind of server.
 
 The rivals are installed by hand into their own virtual environments under the benchmark cache, never into
 the project (absent ones are left out of the table, which then says so):
@@ -46,6 +50,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from benchmarks.fake_openai_server import MODEL, FakeServer  # noqa: E402
+from benchmarks.new_project import aider_run, coderefine_run  # noqa: E402
 from benchmarks.rivals import CACHE, aider_available, aider_wall  # noqa: E402
 from benchmarks.walls import FIX, PASS, REVISE, _git, _project  # noqa: E402
 
@@ -185,6 +190,12 @@ def measure(runs: int, progress: Callable[[str], None] = print) -> dict[str, lis
             add("review warm", review.review())
         if pr_agent_available():
             add("PR-Agent", pr_agent_wall())
+        wall, phases = coderefine_run([sys.executable, "-m", "coderefine"])
+        add("fix new project", wall)
+        for phase in phases:
+            add(f"phase {phase['phase']}", float(str(phase["seconds"])))
+        if aider_available():
+            add("aider new project", aider_run())
     return samples
 
 
@@ -206,7 +217,23 @@ def report(samples: dict[str, list[float]]) -> str:
                 rows.append(
                     f"| {door} {kind} / {rival} | {ratio:.2f}x | | {target if kind == 'cold' else ''} |"
                 )
+    row("fix new project")
+    row("aider new project")
+    ratios = []
+    for door, rival in (("fix cold", "aider"), ("fix new project", "aider new project")):
+        if door in med and rival in med:
+            ratios.append(med[door] / med[rival])
+            rows.append(f"| {door} / {rival} | {ratios[-1]:.2f}x | | <= 0.25x |")
+    if ratios:
+        rows.append(f"| **fix / aider, the slower case** | **{max(ratios):.2f}x** | | <= 0.25x |")
     rows.append(f"| fix peak memory | {max(samples['fix peak MiB']):.0f} MiB | | <= 120 MiB |")
+    phases = [name for name in samples if name.startswith("phase ")]
+    if phases:
+        rows += ["", "| new project, `fix --timings` phase | median | runs |", "| --- | --- | --- |"]
+        rows += [f"| {name[6:]} | {med[name]:.3f} s | {len(samples[name])} |" for name in phases]
+        rows.append(f"| (sum of the medians) | {sum(med[n] for n in phases):.3f} s | |")
+        if "aider new project" in med:
+            rows.append(f"| aider, the whole run | {med['aider new project']:.3f} s | |")
     missing = [n for n, ok in (("aider", aider_available()), ("PR-Agent", pr_agent_available())) if not ok]
     if missing:
         rows.append(f"\n{' and '.join(missing)} not installed: see this script's docstring.")

@@ -6,6 +6,12 @@ aider 0.86.2 is installed by hand into its own venv under the benchmark cache, n
     python3 -m venv ~/.cache/coderefine/bench/aider-venv
     ~/.cache/coderefine/bench/aider-venv/bin/pip install aider-chat==0.86.2
 
+Without network, aider tries to fetch its model list on every run (seconds of waiting that are no part of
+its work); seed it as a networked first run leaves it:
+
+    mkdir -p ~/.aider/caches && cp ~/.cache/coderefine/bench/aider-venv/lib/python3*/site-packages/litellm/\
+model_prices_and_context_window_backup.json ~/.aider/caches/model_prices_and_context_window.json
+
 Its scenario is the one the issue quotes: fix the bug with one model reply (aider's SEARCH/REPLACE format,
 the same canned edit coderefine's reviser gives), run the tests (`--auto-test`), and stop. A second reply
 ("the tests pass") answers the call aider makes after the test run. PR-Agent 0.49.0 is not measured: that

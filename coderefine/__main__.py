@@ -1,5 +1,3 @@
-import sys
+from coderefine.cli.main import entry
 
-from coderefine.cli.main import main
-
-sys.exit(main())
+entry()

@@ -34,6 +34,7 @@ from coderefine.signals.check import CheckResult, run_check
 from coderefine.signals.evaluate import Evaluator, Pinned
 from coderefine.signals.snapshot import ProjectSnapshot
 from coderefine.signals.warm import WarmPytest
+from coderefine.timings import Timeline, phase
 
 PathArg = str | os.PathLike[str]
 
@@ -161,18 +162,29 @@ def refine_change(
     on_wait: Callable[[str], None] | None = None,
     on_recover: Callable[[tuple[str, ...]], None] | None = None,
     warm: WarmPytest | None = None,
+    files: Sequence[str] | None = None,
+    timeline: Timeline | None = None,
 ) -> FixOutcome:
     """``refine`` for a change already loaded: the run lock, recovery of an interrupted write, the loop,
     and the journalled write. The CLI's ``fix`` and ``draft`` stand on this too. ``warm``: a warm test
-    server already started for the project (``signals.prestart``), which the run then owns."""
+    server already started for the project (``signals.prestart``), which the run then owns.
+    ``files``: the project's files when the caller listed them already (one git call, not two);
+    ``timeline`` gets the run's phases (``--timings``)."""
     try:
-        with project_journal(change.root, repo, on_wait=on_wait, on_recover=on_recover) as journal:
+        with contextlib.ExitStack() as held:
+            with phase(timeline, "run lock and journal"):
+                journal = held.enter_context(
+                    project_journal(change.root, repo, on_wait=on_wait, on_recover=on_recover)
+                )
             _Cancellable(NoProgress(), cancel).check()
+            if files is None:
+                with phase(timeline, "project files"):
+                    files = project_files(change.root, repo)
             return refine_and_write(
                 change,
                 settings,
                 model,
-                project_files(change.root, repo),
+                files,
                 writer=journal if write else None,
                 runner=runner,
                 environ=environ,
@@ -181,6 +193,7 @@ def refine_change(
                 progress=progress,
                 cancel=cancel,
                 warm=warm,
+                timeline=timeline,
             )
     finally:
         if warm is not None:
@@ -220,6 +233,7 @@ def refine_and_write(
     pinned: Pinned | None = None,
     warm: WarmPytest | None = None,
     snapshot: ProjectSnapshot | None = None,
+    timeline: Timeline | None = None,
 ) -> FixOutcome:
     """The loop on ``change`` and, when ``writer`` is given and the result is shown better, its write.
 
@@ -243,13 +257,15 @@ def refine_and_write(
         pinned=pinned,
         warm=warm,
         snapshot=snapshot,
+        timeline=timeline,
     )
     written: tuple[str, ...] = ()
     entry = ""
     decision = write_decision(result)
     if decision.write and writer is not None:
         watched.check()
-        written, entry = write_result(result, writer)
+        with phase(timeline, "write"):
+            written, entry = write_result(result, writer)
     return FixOutcome(result, written, entry, decision.reason)
 
 

@@ -70,6 +70,7 @@ class Settings:
     edit_format: str = "auto"  # how edits are written: edits/formats.py
     warm_tests: bool = True
     persistent_trees: bool = True  # test trees kept between runs in the user's cache (basetree.py)
+    timings: bool = False  # where a fix's wall time went, phase by phase, on stderr (coderefine/timings.py)
     # [tool.coderefine.providers.NAME] (base-url, structured-output, timeout) and [tool.coderefine.prices]:
     # tables of tables, checked where they are used (models/providers.py, prices.py).
     providers: Mapping[str, Mapping[str, object]] = field(default_factory=dict, hash=False)

@@ -92,6 +92,13 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="exit 1 when files were changed, as pre-commit expects",
     )
+    parser.add_argument(
+        "--timings",
+        action="store_true",
+        default=None,
+        help="print where the wall time went, phase by phase, on stderr (and in --format json); "
+        "also CODEREFINE_TIMINGS=1",
+    )
 
 
 SWEEP_RULE = """\

@@ -20,6 +20,7 @@ from coderefine.signals.base import SEVERITY_RANK
 from coderefine.signals.evaluate import Evaluator, Pinned
 from coderefine.signals.snapshot import ProjectSnapshot
 from coderefine.signals.warm import WarmPytest
+from coderefine.timings import Timeline, phase
 
 
 @dataclass(frozen=True)
@@ -94,13 +95,22 @@ def run_refine(
     pinned: Pinned | None = None,
     warm: WarmPytest | None = None,
     snapshot: ProjectSnapshot | None = None,
+    timeline: Timeline | None = None,
 ) -> RefineResult:
     """``warm``: a warm test server already started for the project (``signals.prestart``); the run
-    owns it."""
-    with Evaluator(
-        change, settings, runner, environ, project_files, pinned=pinned, warm=warm, snapshot=snapshot
-    ) as evaluator:
-        return refine(change, settings, model, evaluator, intent=intent, draft=draft, progress=progress)
+    owns it. ``timeline`` gets the loop's phases, and the Evaluator's closing (its trees given back)."""
+    with phase(timeline, "evaluator set-up"):
+        evaluator = Evaluator(
+            change, settings, runner, environ, project_files, pinned=pinned, warm=warm, snapshot=snapshot
+        )
+    with evaluator:
+        result = refine(change, settings, model, evaluator, intent=intent, draft=draft, progress=progress)
+        if timeline is not None:
+            timeline.add(result.spans)
+        # Timed apart: closing waits for the pool's last work and gives the trees back.
+        with phase(timeline, "evaluator closed"):
+            evaluator.close()
+    return result
 
 
 def pending_writes(result: RefineResult) -> tuple[list[FileWrite], list[str]]:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from coderefine.errors import MissingKeyError, ModelError, ReplyCutShortError
 from coderefine.models.base import Block, ModelReply, ModelRequest, Usage
+from coderefine.models.messages_http import MessagesClient, proxied
 from coderefine.models.providers import no_key_message
 from coderefine.models.sdk import LazyImport
 from coderefine.models.sdk_errors import ErrorWords, translate_errors
@@ -96,14 +97,40 @@ class AnthropicModel:
         self._importer = LazyImport(
             "anthropic", _EXTRAS.get(platform, "pip install anthropic"), build=self._make_client
         )
+        # Anthropic's own API is called without the SDK (messages_http.py says why and when not).
+        self._direct = (
+            MessagesClient(
+                base_url=self._base_url,
+                headers=self._auth_headers(environ),
+                timeout=timeout,
+                max_retries=max_retries,
+                words=error_words(model, platform),
+            )
+            if platform == "anthropic" and http_client is None and not proxied(environ)
+            else None
+        )
+
+    def _auth_headers(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """As the SDK sends them: the key (a placeholder for a local server that needs none), and
+        ANTHROPIC_AUTH_TOKEN as a bearer token when set."""
+        headers = {"x-api-key": self._api_key or "no-key"}
+        if environ.get("ANTHROPIC_AUTH_TOKEN"):
+            headers["authorization"] = f"Bearer {environ['ANTHROPIC_AUTH_TOKEN']}"
+        return headers
 
     @property
     def name(self) -> str:
         return self._name
 
     def warm_up(self) -> None:
-        """Start importing the SDK in the background."""
-        self._importer.start()
+        """Start importing the SDK in the background, when calls need it."""
+        if self._direct is None:
+            self._importer.start()
+
+    def ready(self) -> None:
+        """Wait for the import and the client (the first call raises what they raised)."""
+        if self._direct is None:
+            self._importer.wait()
 
     def _make_client(self, sdk: Any) -> Any:
         if self._platform != "anthropic":
@@ -163,6 +190,8 @@ class AnthropicModel:
             ) from exc
 
     def complete(self, request: ModelRequest) -> ModelReply:
+        if self._direct is not None:
+            return reply_of_data(self._direct.create(request_params(self._model, request)), self._model)
         client = self._get_client()
         params = request_params(self._model, request)
         for attempt in range(self._max_retries + 1):
@@ -211,6 +240,26 @@ class AnthropicModel:
             model=self._name if self._platform != "anthropic" else str(response.model or self._model),
             stop_reason=str(response.stop_reason or ""),
         )
+
+
+def reply_of_data(data: Mapping[str, Any], model: str) -> ModelReply:
+    """The reply of a Messages API response body (parsed JSON), as ``reply_of`` reads the SDK's."""
+    content = [b for b in data.get("content") or [] if isinstance(b, dict)]
+    text = "".join(str(b.get("text") or "") for b in content if b.get("type") == "text")
+    tool_input = next((dict(b.get("input") or {}) for b in content if b.get("type") == "tool_use"), None)
+    usage = data.get("usage") or {}
+    return ModelReply(
+        text=text,
+        tool_input=tool_input,
+        usage=Usage(
+            input_tokens=int(usage.get("input_tokens") or 0),
+            output_tokens=int(usage.get("output_tokens") or 0),
+            cache_write_tokens=int(usage.get("cache_creation_input_tokens") or 0),
+            cache_read_tokens=int(usage.get("cache_read_input_tokens") or 0),
+        ),
+        model=str(data.get("model") or model),
+        stop_reason=str(data.get("stop_reason") or ""),
+    )
 
 
 def error_words(model: str, platform: Platform = "anthropic") -> ErrorWords:

@@ -117,6 +117,14 @@ def warm_up(model: object) -> None:
         warm()
 
 
+def ready(model: object) -> None:
+    """Wait for a model's slow set-up, if it has one; what went wrong there is left for its first call
+    to raise, as it would have without this wait."""
+    wait = getattr(model, "ready", None)
+    if callable(wait):
+        wait()
+
+
 class Wrapped:
     """A model around another (a heartbeat, a recorder, a witness): the inner model's name and warm-up,
     and calls passed through; a wrapper overrides ``complete`` to add its own work."""
@@ -130,6 +138,9 @@ class Wrapped:
 
     def warm_up(self) -> None:
         warm_up(self._inner)
+
+    def ready(self) -> None:
+        ready(self._inner)
 
     def complete(self, request: ModelRequest) -> ModelReply:
         return self._inner.complete(request)

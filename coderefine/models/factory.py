@@ -85,6 +85,8 @@ def prefetch_sdks(settings: Settings) -> None:
             spec = parse_spec(spec_text, settings.providers)
         except CoderefineError:
             continue
+        if spec.provider.family == "anthropic":
+            continue  # Anthropic's own API is called without its SDK (models/messages_http.py)
         modules.add(
             "openai" if spec.provider.family == "openai" or spec.provider.name == "gguf" else "anthropic"
         )

@@ -201,6 +201,10 @@ class OpenAIChatModel:
     def warm_up(self) -> None:
         self._importer.start()
 
+    def ready(self) -> None:
+        """Wait for the import and the client (the first call raises what they raised)."""
+        self._importer.wait()
+
     def _make_client(self, sdk: Any) -> Any:
         return sdk.OpenAI(
             # Local servers want no key; the SDK insists on one.

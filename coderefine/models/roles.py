@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from coderefine.config import Settings
-from coderefine.models.base import Model, ModelReply, ModelRequest, Role, warm_up
+from coderefine.models.base import Model, ModelReply, ModelRequest, Role, ready, warm_up
 
 ROLES: tuple[Role, ...] = ("author", "critic", "reviser")
 
@@ -47,6 +47,10 @@ class RoleModels:
     def warm_up(self) -> None:
         for model in {id(m): m for m in self._models.values()}.values():
             warm_up(model)
+
+    def ready(self) -> None:
+        for model in {id(m): m for m in self._models.values()}.values():
+            ready(model)
 
     def complete(self, request: ModelRequest) -> ModelReply:
         return self._models[request.role].complete(request)

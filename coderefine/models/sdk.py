@@ -55,6 +55,12 @@ class LazyImport:
             raise ModelError(f"cannot import the {self._name} SDK ({self._error}); {self._hint}")
         return self._module
 
+    def wait(self) -> None:
+        """Until the import and the build are done, raising nothing: ``get`` and ``built`` do that."""
+        self.start()
+        assert self._thread is not None
+        self._thread.join()
+
     def built(self) -> Any:
         """What ``build`` made of the module (raising what it raised)."""
         self.get()

@@ -285,6 +285,7 @@ def _result(
         usage=dict(run.ledger.usage),
         cost=run.ledger.cost,
         timings=dict(run.ledger.timings),
+        spans=tuple(run.ledger.spans),
         drafted=drafted,
         critique=critique,
         charges=run.ledger.charges(),

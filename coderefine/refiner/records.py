@@ -11,6 +11,7 @@ from coderefine.project.change import Change
 from coderefine.refiner.critique import Critique
 from coderefine.signals.base import Comparison
 from coderefine.signals.evaluate import Evaluation
+from coderefine.timings import Span
 
 StopReason = Literal["passed", "no-progress", "repeated", "rounds", "budget", "timeout", "gate", "reviewed"]
 Outcome = Literal[
@@ -64,6 +65,7 @@ class RefineResult:
     critique: Critique | None = None
     charges: tuple[ModelCharge, ...] = ()
     edit_format: str = "search-replace"  # how the author and reviser wrote edits (edits/formats.py)
+    spans: tuple[Span, ...] = ()  # the loop's phases as they happened (--timings)
 
     @property
     def changed(self) -> bool:

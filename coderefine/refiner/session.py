@@ -15,7 +15,7 @@ from coderefine.edits.formats import apply_reply, choose_format
 from coderefine.edits.gate import run_gate
 from coderefine.edits.symbols import changed_symbols
 from coderefine.errors import BudgetExceededError, TimeLimitError
-from coderefine.models.base import Block, Message, Model, ModelReply, ModelRequest, Role, Usage
+from coderefine.models.base import Block, Message, Model, ModelReply, ModelRequest, Role, Usage, ready
 from coderefine.models.prices import cost_of
 from coderefine.models.roles import role_specs
 from coderefine.models.windows import signal_budget
@@ -29,6 +29,7 @@ from coderefine.refiner.spec import CHARS_PER_TOKEN, SpecSource, project_reader
 from coderefine.signals.base import Comparison, touched_lines
 from coderefine.signals.evaluate import Evaluation
 from coderefine.signals.test_source import TestSources
+from coderefine.timings import Span
 
 
 class Evaluates(Protocol):
@@ -72,6 +73,8 @@ class Ledger:
     usage: dict[str, Usage] = field(default_factory=dict)
     cost: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    # Each phase as it happened, for --timings (coderefine/timings.py); ``timings`` sums them by name.
+    spans: list[Span] = field(default_factory=list)
     by_model: dict[tuple[str, str], ModelCharge] = field(default_factory=dict)
     # A review's files may be critiqued concurrently (`review --jobs`), all charged to one ledger.
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -103,10 +106,18 @@ class Ledger:
         if max_cost and self.cost >= max_cost:
             raise BudgetExceededError(f"cost budget of ${max_cost:.2f} reached (${self.cost:.2f} used)")
 
-    def time(self, phase: str, start: float) -> None:
-        spent = self.clock() - start
+    def time(self, phase: str, start: float, label: str = "") -> None:
+        """``phase``'s total grows; the span is named ``label`` (default: the phase)."""
+        end = self.clock()
         with self._lock:
-            self.timings[phase] = self.timings.get(phase, 0.0) + spent
+            self.timings[phase] = self.timings.get(phase, 0.0) + end - start
+            self.spans.append(Span(label or phase, start, end))
+
+    def span(self, name: str, start: float) -> None:
+        """A phase of ``--timings`` alone, in no total of the report."""
+        end = self.clock()
+        with self._lock:
+            self.spans.append(Span(name, start, end))
 
 
 class Session:
@@ -158,6 +169,7 @@ class Session:
         self.original = {f.path: f.after.text for f in change.files}
         self.before = {f.path: f.before.text for f in change.files if f.before is not None}
         self.shown: dict[str, FileView] = {}
+        self._ready = False
 
     def _spec_source(
         self, settings: Settings, readers: Mapping[Role, str], tests: Sequence[str]
@@ -206,9 +218,16 @@ class Session:
         """One model call: within the budget, with secrets redacted out and restored in the answer."""
         self.ledger.allow(request)
         self.progress.phase(request.role, round_number, self.ledger.tokens())
+        if not self._ready:
+            # The first call waits for the SDK's import and client (begun in the background at the
+            # start): a phase of its own, so a call's time is the call's.
+            start = self.ledger.clock()
+            ready(self.model)
+            self.ledger.span("model SDK (waited for)", start)
+            self._ready = True
         start = self.ledger.clock()
         reply = self.model.complete(redact_request(request, self.redactor))
-        self.ledger.time(request.role, start)
+        self.ledger.time(request.role, start, f"{request.role} call")
         self.ledger.charge(request.role, reply)
         return restore_reply(reply, self.redactor)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from coderefine.models.base import Usage
 from coderefine.refiner.records import RefineResult, RoundRecord
@@ -13,6 +13,7 @@ from coderefine.report.jsonout import SCHEMA_VERSION, signal_data
 from coderefine.report.text import failed_tests, signal_entries, signal_line, status_line
 from coderefine.report.usage import charges_data, charges_text
 from coderefine.signals.base import Comparison
+from coderefine.timings import Row, rows_data
 
 _STOPS = {
     "passed": "the critic passed the change, or the signals behind all its issues are resolved",
@@ -142,8 +143,9 @@ def _usage_data(usage: Mapping[str, Usage]) -> dict[str, object]:
 
 
 def refine_data(
-    result: RefineResult, *, written: tuple[str, ...] = (), not_written: str = ""
+    result: RefineResult, *, written: tuple[str, ...] = (), not_written: str = "", phases: Sequence[Row] = ()
 ) -> dict[str, object]:
+    """``phases``: the run's wall time phase by phase (``--timings``; the CLI keeps them), else none."""
     return {
         "version": SCHEMA_VERSION,
         "files": list(result.change.paths),
@@ -174,8 +176,12 @@ def refine_data(
         "models": charges_data(result.charges),
         "cost_usd": round(result.cost, 6),
         "timings": {k: round(v, 3) for k, v in result.timings.items()},
+        "phases": rows_data(phases),
     }
 
 
-def render_refine_json(result: RefineResult, *, written: tuple[str, ...] = (), not_written: str = "") -> str:
-    return json.dumps(refine_data(result, written=written, not_written=not_written), indent=2) + "\n"
+def render_refine_json(
+    result: RefineResult, *, written: tuple[str, ...] = (), not_written: str = "", phases: Sequence[Row] = ()
+) -> str:
+    data = refine_data(result, written=written, not_written=not_written, phases=phases)
+    return json.dumps(data, indent=2) + "\n"

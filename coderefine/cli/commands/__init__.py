@@ -26,6 +26,7 @@ def settings_flags(args: argparse.Namespace) -> dict[str, object]:
         "critic_model",
         "reviser_model",
         "intent",
+        "timings",
     )
     return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 

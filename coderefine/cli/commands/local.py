@@ -14,6 +14,7 @@ from coderefine.errors import EXIT_CLEAN, EXIT_FINDINGS
 
 if TYPE_CHECKING:
     from coderefine.signals.warm import WarmPytest
+    from coderefine.timings import Timeline
 
 
 def _with_early_server(args: argparse.Namespace, run: Callable[[WarmPytest | None], int]) -> int:
@@ -63,61 +64,107 @@ def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 
         if is_sweep(args):
             return command_sweep(args, out, stdin)  # its files' runs start their own servers
-    return _with_early_server(args, lambda started: _fix(args, out, stdin, started))
+    from coderefine.signals.prestart import early
+    from coderefine.timings import Timeline, numbered
+    from coderefine.timings import render as render_timings
+
+    # Always kept (a few spans); printed with --timings. Its first phase is the interpreter's start and
+    # coderefine's imports up to here.
+    timeline = Timeline()
+    timeline.since_start("start-up and imports")
+    report: list[str] = []
+    with timeline.phase("test server started"):
+        started = early(Path.cwd(), os.environ) if args.tests is not False else None
+    try:
+        code, settings = _fix(args, stdin, started, timeline, report)
+    finally:
+        if started is not None:
+            with timeline.phase("closing"):
+                started.close()
+    rows = numbered(timeline.rows())
+    if settings is not None and settings.timings:
+        sys.stderr.write(render_timings(rows))
+    for text in report:
+        out.write(text(rows) if callable(text) else text)
+    return code
 
 
-def _fix(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPytest | None) -> int:
-    from coderefine.config import load_settings
-    from coderefine.errors import UsageError
-    from coderefine.models.factory import prefetch_sdks
-    from coderefine.project.change import draft_change, project_root
-    from coderefine.project.gitio import GitRepo
+def _fix(
+    args: argparse.Namespace,
+    stdin: TextIO,
+    started: WarmPytest | None,
+    timeline: Timeline,
+    report: list[Any],
+) -> tuple[int, Any]:
+    """The run; what it prints goes into ``report`` (a text, or a function of the timing rows, which
+    are complete only once everything is closed)."""
+    with timeline.phase("imports"):
+        from coderefine.config import load_settings
+        from coderefine.errors import UsageError
+        from coderefine.models.factory import prefetch_sdks
+        from coderefine.project.change import draft_change, project_root
+        from coderefine.project.gitio import GitRepo
 
-    if args.command == "draft":
-        if not args.intent:
-            raise UsageError("draft needs --intent TEXT: say what the new code should do")
-        cwd = Path.cwd()
-        target = Path(os.path.normpath(cwd / args.file))
-        repo = GitRepo.find(target.parent if target.parent.exists() else cwd)
-        settings = load_settings(project_root(target.parent, repo), os.environ, settings_flags(args))
-        prefetch_sdks(settings)
-        change = draft_change(args.file, cwd=cwd, repo=repo, max_bytes=settings.max_file_kib * 1024)
-    else:
-        require_change_source(args)
-        repo, settings, change = load(args, stdin, on_settings=prefetch_sdks)
+    with timeline.phase("settings and change"):
+        if args.command == "draft":
+            if not args.intent:
+                raise UsageError("draft needs --intent TEXT: say what the new code should do")
+            cwd = Path.cwd()
+            target = Path(os.path.normpath(cwd / args.file))
+            repo = GitRepo.find(target.parent if target.parent.exists() else cwd)
+            settings = load_settings(project_root(target.parent, repo), os.environ, settings_flags(args))
+            prefetch_sdks(settings)
+            change = draft_change(args.file, cwd=cwd, repo=repo, max_bytes=settings.max_file_kib * 1024)
+        else:
+            require_change_source(args)
+            repo, settings, change = load(args, stdin, on_settings=prefetch_sdks)
     if not change.files:
-        out.write(f"coderefine {args.command}: no Python files in the change; nothing to do\n")
-        return EXIT_CLEAN
+        report.append(f"coderefine {args.command}: no Python files in the change; nothing to do\n")
+        return EXIT_CLEAN, settings
     from coderefine.project.workspace import project_files
     from coderefine.signals.prestart import prestart
 
-    # prestart hands on the early server, or closes one of the wrong interpreter and starts another.
-    warm = prestart(change.root, settings, os.environ, project_files(change.root, repo), started)
+    with timeline.phase("project files"):
+        files = project_files(change.root, repo)
+    with timeline.phase("interpreter and test server"):
+        # prestart hands on the early server, or closes one of the wrong interpreter and starts another.
+        warm = prestart(change.root, settings, os.environ, files, started)
     try:
-        return _run_fix(args, out, repo, settings, change, warm)
+        return _run_fix(args, report, repo, settings, change, files, warm, timeline), settings
     finally:
         if warm is not None:
-            warm.close()  # also when the run failed before its Evaluator took it (closing twice is harmless)
+            # Also when the run failed before its Evaluator took it (closing twice is harmless).
+            with timeline.phase("closing"):
+                warm.close()
 
 
 def _run_fix(
-    args: argparse.Namespace, out: TextIO, repo: Any, settings: Any, change: Any, warm: WarmPytest | None
+    args: argparse.Namespace,
+    report: list[Any],
+    repo: Any,
+    settings: Any,
+    change: Any,
+    files: list[str],
+    warm: WarmPytest | None,
+    timeline: Timeline,
 ) -> int:
-    from coderefine.api import refine_change
-    from coderefine.models.factory import make_role_model
-    from coderefine.project.runner import SubprocessRunner
-    from coderefine.report.progress import StreamProgress
-    from coderefine.report.refine import render_refine, render_refine_json
+    with timeline.phase("imports"):
+        from coderefine.api import refine_change
+        from coderefine.models.factory import make_role_model
+        from coderefine.project.runner import SubprocessRunner
+        from coderefine.report.progress import StreamProgress
+        from coderefine.report.refine import render_refine, render_refine_json
 
     drafting = args.command == "draft"
     record = Path(args.record) if args.record else None
-    batch = None
-    if getattr(args, "batch", False):
-        from coderefine.models.batch import batch_run
-        from coderefine.models.batch_state import state_path
+    with timeline.phase("model set-up"):
+        batch = None
+        if getattr(args, "batch", False):
+            from coderefine.models.batch import batch_run
+            from coderefine.models.batch_state import state_path
 
-        batch = batch_run(state_path(change.root, repo.git_dir if repo else None), progress=sys.stderr)
-    model = make_role_model(settings, os.environ, record=record, progress=sys.stderr, batch=batch)
+            batch = batch_run(state_path(change.root, repo.git_dir if repo else None), progress=sys.stderr)
+        model = make_role_model(settings, os.environ, record=record, progress=sys.stderr, batch=batch)
     progress = StreamProgress(sys.stderr, sys.stderr.isatty())
     try:
         outcome = refine_change(
@@ -134,15 +181,19 @@ def _run_fix(
             on_wait=warn,
             on_recover=recovered,
             warm=warm,
+            files=files,
+            timeline=timeline,
         )
     finally:
         progress.done()
     result, written = outcome.result, outcome.written
     not_written = outcome.not_written or ("a dry run (--dry-run, --diff)" if args.dry_run else "")
     if args.output_format == "json":
-        out.write(render_refine_json(result, written=written, not_written=not_written))
+        report.append(
+            lambda rows: render_refine_json(result, written=written, not_written=not_written, phases=rows)
+        )
     else:
-        out.write(render_refine(result, written=written, not_written=not_written))
+        report.append(render_refine(result, written=written, not_written=not_written))
     if outcome.findings_remain(settings.fail_on) or (args.exit_non_zero_on_fix and written):
         return EXIT_FINDINGS
     return EXIT_CLEAN

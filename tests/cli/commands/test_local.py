@@ -1,0 +1,81 @@
+"""``fix --timings``: the phases of a real run (replayed model, real git, ruff and pytest) add up to its
+wall time, measured from outside the process, and the JSON report carries them."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from coderefine.cli.main import main
+from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
+from tests.refiner.test_loop import BUGGY, FIX, PASS, revise
+
+
+def replay_file(path: Path) -> str:
+    entries = [
+        ("critic", {"tool_input": revise()}),
+        ("reviser", {"text": FIX}),
+        ("critic", {"tool_input": PASS}),
+    ]
+    path.write_text("".join(json.dumps({"role": r, "reply": reply}) + "\n" for r, reply in entries))
+    return f"replay:{path}"
+
+
+def test_the_phases_add_up_to_the_wall_time_and_are_in_the_json(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    root = make_repo(SMALL_PROJECT)
+    write_files(root, {"pkg/mod.py": BUGGY})
+    model = replay_file(tmp_path / "calls.jsonl")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CODEREFINE_")}
+    # confirm = always: the loop of three calls that ends in two rounds (the critic confirms the fix).
+    env |= {"CODEREFINE_TIMINGS": "1", "CODEREFINE_CONFIRM": "always", "XDG_CACHE_HOME": str(tmp_path / "c")}
+    argv = [sys.executable, "-m", "coderefine", "fix", "pkg/mod.py", "--model", model, "--format", "json"]
+    start = time.monotonic()
+    done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True)
+    wall = time.monotonic() - start
+    assert done.returncode == 0, done.stderr
+    phases = json.loads(done.stdout)["phases"]
+    names = [p["phase"] for p in phases]
+    for expected in (
+        "start-up and imports",
+        "settings and change",
+        "signals 1",
+        "critic call 1",
+        "reviser call",
+    ):
+        assert expected in names, names
+    assert names.index("signals 1") < names.index("critic call 1") < names.index("signals 2")
+    assert names.index("signals 2") < names.index("critic call 2")
+    total = sum(p["seconds"] for p in phases)
+    # A consistency check, not a speed one: what the phases miss (the process's spawn and exit) is small.
+    assert abs(wall - total) <= 0.1 * wall, (wall, total, phases)
+    assert done.stderr.count("timings: ") == 1 and "signals 2" in done.stderr
+
+
+def test_timings_go_to_stderr_only_when_asked(
+    make_repo: RepoFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = make_repo(SMALL_PROJECT)
+    write_files(root, {"pkg/mod.py": BUGGY})
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("CODEREFINE_TIMINGS", raising=False)
+    argv = ["fix", "pkg/mod.py", "--no-tests", "--dry-run"]
+    out = io.StringIO()
+    assert main([*argv, "--model", replay_file(tmp_path / "a.jsonl")], out=out) == 0
+    assert "timings:" not in capsys.readouterr().err
+    out = io.StringIO()
+    assert main([*argv, "--model", replay_file(tmp_path / "b.jsonl"), "--timings"], out=out) == 0
+    err = capsys.readouterr().err
+    assert "timings: " in err and "critic call" in err and "model set-up" in err
+    assert "timings:" not in out.getvalue()
