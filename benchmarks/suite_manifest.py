@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from coderefine.bench.manifest import MANIFEST, record
+from coderefine.bench.pypi import released
 from coderefine.bench.suite import load_suite
 
 ABOUT = {
@@ -35,6 +36,11 @@ ABOUT = {
         "release suites: functional utilities (itertoolz, functoolz, dicttoolz), curried",
     ),
 }
+
+
+def release_day(name: str, version: str) -> str:
+    """The day ``version`` of ``name`` reached PyPI: what "a release after DATE" is counted by."""
+    return released(name, version).date().isoformat()
 
 
 def main(folders: list[str]) -> int:
@@ -65,6 +71,7 @@ def main(folders: list[str]) -> int:
             libraries[-1]["upgrade_to"] = library["upgrade_to"]
             libraries[-1]["fail_to_pass"] = library["fail_to_pass"]
             libraries[-1]["pass_to_pass"] = library["pass_to_pass"]
+            libraries[-1]["released"] = release_day(name, str(library["upgrade_to"]))
     if MANIFEST.exists():
         # The manifest's other suites stay as they are, in their place; the built ones replace theirs.
         def key(row: dict[str, object]) -> tuple[object, ...]:
@@ -74,6 +81,9 @@ def main(folders: list[str]) -> int:
         shipped = json.loads(MANIFEST.read_text(encoding="utf-8"))["libraries"]
         kept.extend(row["records"] for row in shipped if key(row) not in built)
         merged = [built.pop(key(row), row) for row in shipped]
+        for row in merged:
+            if row.get("upgrade_to") and not row.get("released"):
+                row["released"] = release_day(str(row["name"]), str(row["upgrade_to"]))
         libraries = merged + list(built.values())
     data = {
         "about": "Pinned libraries and the tasks built from them; the code is built on first use.",

@@ -35,6 +35,7 @@ class Library:
     records: tuple[dict[str, object], ...]
     upgrade_to: str = ""  # a release suite: the changes from ``version`` to this release
     deselect: tuple[str, ...] = ()  # tests left out from the start (make-suite --deselect)
+    released: str = ""  # a release suite: the day ``upgrade_to`` reached PyPI (YYYY-MM-DD)
 
     @property
     def requirement(self) -> str:
@@ -65,6 +66,7 @@ def load_manifest(path: Path = MANIFEST) -> list[Library]:
                 tuple(row.get("records", ())),
                 str(row.get("upgrade_to", "")),
                 tuple(row.get("deselect_given", ())),
+                str(row.get("released", "")),
             )
             for row in data["libraries"]
         ]

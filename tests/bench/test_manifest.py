@@ -52,10 +52,14 @@ def test_the_manifest_pins_libraries_and_holds_no_code() -> None:
     assert sum(len(library.records) for library in libraries) >= 190
 
 
-def test_the_manifest_ships_release_tasks_over_four_libraries() -> None:
+def test_the_manifest_ships_80_release_tasks_over_ten_libraries_most_of_them_recent() -> None:
     releases = [library for library in load_manifest() if library.upgrade_to]
     tasks = [row for library in releases for row in library.records]
-    assert len(tasks) >= 40 and len({library.name for library in releases}) >= 4
+    assert len(tasks) >= 80 and len({library.name for library in releases}) >= 10
+    # Newer than a model's training: most come from releases after 2026-06-01 (the day NEW reached PyPI).
+    assert all(len(library.released) == 10 for library in releases)
+    recent = [row for library in releases if library.released > "2026-06-01" for row in library.records]
+    assert len(recent) >= 60
     assert all(row["kind"] == "release" for row in tasks)
     assert len({library.folder_name for library in releases}) == len(releases)
     # Task ids are unique across the shipped suites, so results of one run never mix two tasks.
