@@ -18,7 +18,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from coderefine.config import Settings
-from coderefine.errors import ProviderUnavailableError, ServerDiedError
+from coderefine.errors import (
+    ConnectionFailedError,
+    ProviderUnavailableError,
+    ReplyCutShortError,
+    ServerDiedError,
+)
 from coderefine.models.base import Model, ModelReply, ModelRequest
 from coderefine.models.local_server import LocalServer, ServerOptions
 from coderefine.models.pinned import resolve_gguf
@@ -79,9 +84,12 @@ class GGUFModel:
         try:
             return model.complete(request)
         except ProviderUnavailableError as exc:
-            # A server that died mid-request reads as "cannot reach" to the SDK: say how it died instead.
+            # A server that died mid-request reads as "cannot reach" (or a reply cut short) to the SDK:
+            # say how it died instead. Only those are given time to be seen exiting; a timeout or a 5xx
+            # from a live server is not kept waiting.
+            lost = isinstance(exc, ConnectionFailedError | ReplyCutShortError)
             try:
-                self._server.check_alive(DEATH_GRACE)
+                self._server.check_alive(DEATH_GRACE if lost else 0.0)
             except ServerDiedError as died:
                 raise died from exc
             raise

@@ -142,9 +142,14 @@ class LocalServer:
 
     def check_alive(self, wait: float = 0.0) -> None:
         """Raise ``ServerDiedError`` when the server ended by itself; ``wait`` seconds are given to one that
-        is going down (a request can fail a moment before its server's exit can be seen)."""
+        is going down (a request can fail a moment before its server's exit can be seen). The wait holds
+        no lock: other calls to a live server go on meanwhile."""
+        process = self._process
+        if wait > 0 and process is not None and self._died is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(wait)
         with self._lock:
-            self._raise_if_died(wait)
+            self._raise_if_died()
 
     def _raise_if_died(self, wait: float = 0.0) -> None:
         process = self._process
@@ -166,23 +171,35 @@ class LocalServer:
                 return self.url
             if not self._probe(self._options.python):
                 raise ProviderUnavailableError(NEEDS)
-            port = free_port()
-            self._log = tempfile.NamedTemporaryFile(prefix="coderefine-llama-", suffix=".log")  # noqa: SIM115
-            self._process = self._popen(
-                list(self._command(port)),
-                stdin=subprocess.PIPE,
-                stdout=self._log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            self.url = f"http://127.0.0.1:{port}/v1"
             try:
-                self._wait_ready()
-            except BaseException:
-                self._stop_locked()
-                raise
-            self._answered = True
-            return self.url
+                return self._start_locked()
+            except ServerDiedError:
+                exit_ = self._died
+                if exit_ is None or exit_.signal is not None:
+                    raise  # killed by a signal (a CPU fault): another start meets the same build
+                # It exited while starting: a port taken between choosing and binding it, say. Once
+                # more on a new port; a second exit is for good.
+                self._died = None
+                return self._start_locked()
+
+    def _start_locked(self) -> str:
+        port = free_port()
+        self._log = tempfile.NamedTemporaryFile(prefix="coderefine-llama-", suffix=".log")  # noqa: SIM115
+        self._process = self._popen(
+            list(self._command(port)),
+            stdin=subprocess.PIPE,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.url = f"http://127.0.0.1:{port}/v1"
+        try:
+            self._wait_ready()
+        except BaseException:
+            self._stop_locked()
+            raise
+        self._answered = True
+        return self.url
 
     def _wait_ready(self) -> None:
         assert self._process is not None

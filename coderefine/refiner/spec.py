@@ -84,12 +84,16 @@ def build_spec(
         path, names = function_of(nodeid)
         if path in code:
             continue  # a test file under review is in the request already
-        pieces = [p for p in sources.pieces(nodeid) if p.path not in code]
         label = "::".join((path, *names))
+        full_up = budget_chars and chosen and full > OVERSUBSCRIBE * budget_chars
+        if full_up or len({p.name for p in chosen if p.kind == "test"}) >= MAX_TESTS:
+            unshown.append(label)  # not even read: hundreds of failing tests cost no parsing
+            continue
+        pieces = [p for p in sources.pieces(nodeid) if p.path not in code]
         fresh = [p for p in pieces if (p.path, p.name) not in keys]
         size = sum(len(p.text) for p in fresh)
         over = budget_chars and chosen and full + size > OVERSUBSCRIBE * budget_chars
-        if not pieces or over or len({p.name for p in chosen if p.kind == "test"}) >= MAX_TESTS:
+        if not pieces or over:
             unshown.append(label)
             continue
         full += size
@@ -126,8 +130,10 @@ def fit(pieces: Sequence[Piece], budget: int) -> tuple[list[Piece], int, list[st
             sizes[largest] = new
             continue
         left = [i for i in range(len(pieces)) if alive[i]]
-        if len(left) <= 1:
-            break  # the one piece left stays, cut as far as it goes
+        if not left:
+            break
+        # The last piece goes too when even cut as far as it goes it is over the budget (a statement
+        # of thousands of cases): the budget protects a small model's context, and the test is named.
         victim = max(left, key=lambda i: (pieces[i].kind != "test", i > left[0], sizes[i]))
         alive[victim] = False
         total -= sizes[victim]
@@ -144,8 +150,21 @@ def fit(pieces: Sequence[Piece], budget: int) -> tuple[list[Piece], int, list[st
 
 
 def _next_cut(units: Sequence[Unit | None]) -> int | None:
-    """The unit to cut next: the lowest rank, the last of it."""
-    ranked = [(u.rank, -i) for i, u in enumerate(units) if u is not None and u.rank is not None]
+    """The unit to cut next: the lowest rank, the last of it. A unit shorter than the line that would
+    replace it is cut only beside a unit cut or cuttable (the cuts of a run share one line): alone,
+    cutting it would save nothing."""
+
+    def joins(j: int) -> bool:
+        if not 0 <= j < len(units):
+            return False
+        neighbour = units[j]
+        return neighbour is None or neighbour.rank is not None
+
+    def saves(i: int) -> bool:
+        unit = units[i]
+        return unit is not None and (len(unit.text) > len(CUT) + 8 or joins(i - 1) or joins(i + 1))
+
+    ranked = [(u.rank, -i) for i, u in enumerate(units) if u is not None and u.rank is not None and saves(i)]
     if not ranked:
         return None
     _, neg = min(ranked)
@@ -162,7 +181,10 @@ def _render(piece: Piece, units: Sequence[Unit | None]) -> Piece:
             count = sum(u.text.count("\n") for u in run)
             first = run[0].text
             indent = first[: len(first) - len(first.lstrip())]
-            out.append(Unit(indent + CUT.format(count=count, s="s" if count != 1 else "") + "\n", None))
+            # Statements cut from a body leave ``...``: a body cut to nothing must still be Python.
+            placeholder = "...  " if all(u.rank == 1 for u in run) else ""
+            note = CUT.format(count=count, s="s" if count != 1 else "")
+            out.append(Unit(f"{indent}{placeholder}{note}\n", None))
             run.clear()
 
     for original, kept in zip(piece.units, units, strict=True):

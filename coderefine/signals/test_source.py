@@ -21,6 +21,7 @@ FIXTURE_DECORATORS = frozenset({"fixture", "yield_fixture"})
 MAX_DEPTH = 3  # helpers of helpers of ...: a test's own support code, not the whole test package
 MAX_PIECES_PER_TEST = 8
 KEEP_CASES = 2  # the first cases of a list are cut last: an example of each shape stays
+SET_UP = frozenset({"setUp", "setUpClass", "setup_method", "setup_class", "setup"})
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,8 @@ class TestSources:
         self._read = read
         self._exclude = frozenset(exclude)
         self._parsed: dict[str, tuple[str, ast.Module] | None] = {}
+        # A round builds the spec for its focus, its critic and its reviser: each test is resolved once.
+        self._pieces: dict[tuple[str, tuple[str, ...]], list[Piece]] = {}
 
     def module(self, path: str) -> tuple[str, ast.Module] | None:
         if path not in self._parsed:
@@ -101,7 +104,12 @@ class TestSources:
     def pieces(self, nodeid: str) -> list[Piece]:
         """The test of ``nodeid`` first, then the fixtures and helpers it reaches (each once), or []
         when its file or function cannot be found."""
-        path, names = function_of(nodeid)
+        key = function_of(nodeid)
+        if key not in self._pieces:
+            self._pieces[key] = self._resolve(*key)
+        return list(self._pieces[key])
+
+    def _resolve(self, path: str, names: tuple[str, ...]) -> list[Piece]:
         found = self.module(path)
         if found is None or not names:
             return []
@@ -114,12 +122,26 @@ class TestSources:
                 return []
             scope.append(cls)
             body = cls.body
+        classes = _with_bases(tree, scope[-1]) if scope else []
+        owner: ast.ClassDef | None = None
         func = next((n for n in _functions(body) if n.name == names[-1]), None)
+        for cls in classes[1:] if func is None else ():
+            func = next((n for n in _functions(cls.body) if n.name == names[-1]), None)
+            if func is not None:
+                owner = cls
+                break
         if func is None:
             return []
-        test = _piece(path, "::".join(names), "test", func, text)
+        name = "::".join(names) + (f" (inherited from {owner.name})" if owner is not None else "")
+        test = _piece(path, name, "test", func, text)
         found_pieces: dict[tuple[str, str], Piece] = {}
-        self._follow(path, tree, text, scope, func, found_pieces, depth=0)
+        # A unittest class's set-up says what ``self.x`` is; the test's own text does not.
+        for cls in classes:
+            for method in _functions(cls.body):
+                if method.name in SET_UP:
+                    piece = _piece(path, f"{cls.name}::{method.name}", "fixture", method, text)
+                    self._add(Found(piece, method, path, tree, text), found_pieces, 0)
+        self._follow(path, tree, text, [*scope[:-1], *reversed(classes)], func, found_pieces, depth=0)
         return [test, *list(found_pieces.values())[: MAX_PIECES_PER_TEST - 1]]
 
     def _follow(
@@ -136,7 +158,7 @@ class TestSources:
             return
         fixtures = _fixture_names(node) if _is_function(node) else set()
         for name in sorted(fixtures):
-            hit = self._fixture(path, tree, text, scope, name)
+            hit = self._fixture(path, tree, text, scope, name, requester=node)
             if hit is not None:
                 self._add(hit, found, depth)
         used = _names_used(node) - fixtures
@@ -153,11 +175,19 @@ class TestSources:
         self._follow(hit.path, hit.tree, hit.text, (), hit.node, found, depth + 1)
 
     def _fixture(
-        self, path: str, tree: ast.Module, text: str, scope: Sequence[ast.ClassDef], name: str
+        self,
+        path: str,
+        tree: ast.Module,
+        text: str,
+        scope: Sequence[ast.ClassDef],
+        name: str,
+        requester: ast.AST | None = None,
     ) -> Found | None:
+        """The definition pytest gives for fixture ``name``: the class's, the file's, then the conftest
+        files' outwards. A fixture that asks for its own name (``def db(db)``) extends the next one out."""
         for cls in reversed(scope):
             for node in _functions(cls.body):
-                if _fixture_name(node) == name:
+                if _fixture_name(node) == name and node is not requester:
                     return Found(
                         _piece(path, f"{cls.name}::{node.name}", "fixture", node, text),
                         node,
@@ -170,7 +200,7 @@ class TestSources:
             if found is None:
                 continue
             for node in _functions(found[1].body):
-                if _fixture_name(node) == name:
+                if _fixture_name(node) == name and node is not requester:
                     return Found(
                         _piece(where, node.name, "fixture", node, found[0]), node, where, found[1], found[0]
                     )
@@ -242,15 +272,38 @@ def _fixture_name(node: ast.AST) -> str | None:
 
 
 def _parametrized(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The parameters a ``parametrize`` gives values to directly (``indirect`` ones go to a fixture,
+    which is then shown)."""
     names: set[str] = set()
     for decorator in func.decorator_list:
         if isinstance(decorator, ast.Call) and _decorator_name(decorator) == "parametrize" and decorator.args:
             first = decorator.args[0]
+            given: set[str] = set()
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                names.update(n.strip() for n in first.value.split(","))
+                given = {n.strip() for n in first.value.split(",")}
             elif isinstance(first, ast.List | ast.Tuple):
-                names.update(str(e.value) for e in first.elts if isinstance(e, ast.Constant))
+                given = {str(e.value) for e in first.elts if isinstance(e, ast.Constant)}
+            indirect = next((k.value for k in decorator.keywords if k.arg == "indirect"), None)
+            if isinstance(indirect, ast.Constant) and indirect.value is True:
+                given = set()
+            elif isinstance(indirect, ast.List | ast.Tuple):
+                given -= {str(e.value) for e in indirect.elts if isinstance(e, ast.Constant)}
+            names |= given
     return names
+
+
+def _with_bases(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef]:
+    """``cls`` and the classes of the same file it inherits from (a test method may be defined in a
+    base class), nearest first."""
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    order, queue = [cls], [cls]
+    while queue:
+        for base in queue.pop(0).bases:
+            found = classes.get(base.id) if isinstance(base, ast.Name) else None
+            if found is not None and found not in order:
+                order.append(found)
+                queue.append(found)
+    return order
 
 
 def _fixture_names(node: ast.AST) -> set[str]:
@@ -343,7 +396,10 @@ def _piece(path: str, name: str, kind: PieceKind, node: ast.AST, text: str) -> P
     end = node.end_lineno or node.lineno
     cuts = _cut_points(node)
     bounds = sorted({start, *(line for line, _ in cuts if start < line <= end)})
-    ranks = dict(cuts)
+    ranks: dict[int, int | None] = {}
+    for line, rank in cuts:
+        # Two reasons to start a unit on one line: the one that keeps it wins.
+        ranks[line] = None if line in ranks and ranks[line] is None else rank
     units = []
     for i, first in enumerate(bounds):
         last = bounds[i + 1] - 1 if i + 1 < len(bounds) else end
@@ -361,7 +417,8 @@ def _cut_points(node: ast.stmt) -> list[tuple[int, int | None]]:
     lists: list[ast.expr] = []
     for decorator in getattr(node, "decorator_list", []):
         if isinstance(decorator, ast.Call):
-            lists.extend(a for a in decorator.args if isinstance(a, ast.List | ast.Tuple))
+            values = [*decorator.args, *(k.value for k in decorator.keywords)]  # argvalues=, ids=
+            lists.extend(a for a in values if isinstance(a, ast.List | ast.Tuple))
     value = getattr(node, "value", None)
     if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(
         value, ast.List | ast.Tuple | ast.Set | ast.Dict
@@ -376,7 +433,13 @@ def _cut_points(node: ast.stmt) -> list[tuple[int, int | None]]:
             points.append((line, 2 if index < KEEP_CASES else 0))
         if items and (items[-1].end_lineno or 0) < (sequence.end_lineno or 0):
             points.append(((items[-1].end_lineno or 0) + 1, None))
+        elif items:
+            # The list closes on its last case's line (``(7, 8)])``): cutting that case would cut the
+            # bracket, so it stays.
+            points.append((starts[-1], None))
     body = getattr(node, "body", None)
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        points.append((node.lineno, None))  # the signature is never cut, whatever ends above it
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and body:
         for statement in body:
             first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", []))])

@@ -114,12 +114,47 @@ def test_a_server_that_dies_or_hangs_is_reported_with_its_output() -> None:
     ) as caught:
         dead.start()
     assert "GGML_NATIVE" not in str(caught.value)  # a plain exit is no CPU fault: no rebuild offered
+    # An exit while starting is tried once more on a new port (the port may have been taken between
+    # choosing and binding it); the second exit is for good.
+    assert len(started) == 2
     with pytest.raises(ServerDiedError):
         dead.start()  # a server that died is not started again for the next task
-    assert len(started) == 1
+    assert len(started) == 2
+    faulted: list[FakeProcess] = []
+    with pytest.raises(ServerDiedError, match="GGML_NATIVE=OFF"):
+        server(faulted, ready=False, exits=-4).start()  # SIGILL: the same build would die the same way
+    assert len(faulted) == 1
     with pytest.raises(ProviderUnavailableError, match="did not answer within"):
         server(started, ready=False).start()
-    assert started[1].terminated  # a server that did not come up is not left running
+    assert started[2].terminated  # a server that did not come up is not left running
+
+
+def test_a_failed_call_to_a_live_server_is_not_kept_waiting() -> None:
+    """Only a lost connection is given time to be seen as the server's death; a timeout from a live
+    server is raised at once."""
+    from coderefine.errors import ModelTimeoutError
+
+    started: list[FakeProcess] = []
+    live = server(started)
+    waits: list[float | None] = []
+    live.start()
+
+    def wait(timeout: float | None = None) -> int:
+        waits.append(timeout)
+        return 0
+
+    started[0].wait = wait  # type: ignore[method-assign]
+
+    class Timing(ScriptedModel):
+        def complete(self, request: ModelRequest) -> ModelReply:
+            raise ModelTimeoutError("timed out")
+
+    model = GGUFModel(parse_spec("gguf:tiny"), live, lambda spec: Timing([]), at_exit=lambda f: None)
+    request = ModelRequest(role="critic", system=(), messages=(Message.user("hi"),), max_tokens=8)
+    with pytest.raises(ModelTimeoutError):
+        model.complete(request)
+    assert waits == []
+    model.close()
 
 
 def test_no_llama_cpp_says_how_to_install_it() -> None:

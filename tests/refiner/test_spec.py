@@ -12,7 +12,7 @@ from coderefine.project.runner import SubprocessRunner
 from coderefine.project.workspace import project_files
 from coderefine.refiner.loop import refine
 from coderefine.refiner.prompting import fence
-from coderefine.refiner.spec import HEADING, SpecSource, build_spec, failing_tests, fit, section
+from coderefine.refiner.spec import FENCE, HEADING, SpecSource, build_spec, failing_tests, fit, section
 from coderefine.signals.base import Signal
 from coderefine.signals.evaluate import Evaluator
 from coderefine.signals.test_source import TestSources
@@ -87,14 +87,66 @@ def test_a_budget_cuts_the_largest_piece_first_at_whole_cases_and_says_so() -> N
         compile(piece.text, piece.name, "exec")  # cut at whole cases and statements: still Python
 
 
-def test_pieces_with_nothing_left_to_cut_are_dropped_helpers_first_the_first_test_never() -> None:
+def test_pieces_with_nothing_left_to_cut_are_dropped_helpers_first_the_first_test_last() -> None:
     sources = TestSources(FILES.get)
     pieces = sources.pieces("tests/test_lib.py::test_empty") + sources.pieces(
         "tests/test_lib.py::test_size[x]"
     )
-    kept, _, dropped = fit(pieces, 10)
+    first = len(pieces[0].text) + FENCE + len(pieces[0].path) + len(pieces[0].name)
+    kept, _, dropped = fit(pieces, first + 10)
     assert [p.name for p in kept] == ["test_empty"]
     assert dropped == ["tests/test_lib.py::test_size"]
+    # The budget holds even for the first test: one that does not fit cut as far as it goes goes too.
+    kept, _, dropped = fit(pieces, 10)
+    assert kept == [] and dropped == ["tests/test_lib.py::test_empty", "tests/test_lib.py::test_size"]
+
+
+def test_a_huge_case_list_by_keyword_is_cut_and_the_signature_stays() -> None:
+    cases = "".join(f"        ({n}, {n + 1}),\n" for n in range(1500))
+    test = (
+        "import pytest\n\n\n@pytest.mark.parametrize(\n    ('a', 'b'),\n    argvalues=[\n"
+        + cases
+        + "        (7, 8)],\n    ids=str,\n)\ndef test_next(a, b):\n    assert a + 1 == b\n"
+        "    assert b - 1 == a\n"
+    )
+    sources = TestSources({"tests/test_n.py": test}.get)
+    spec = build_spec(["tests/test_n.py::test_next[0-1]"], sources, 2_000, {"n.py": "x = 1\n"})
+    shown = spec.pieces[0].text
+    assert len(shown) < 2_000 and "def test_next(a, b):" in shown and "(0, 1)," in shown
+    assert "(7, 8)]," in shown  # the case the list closes on stays with its bracket
+    compile(shown, "test_n.py", "exec")
+
+
+def test_a_body_cut_to_nothing_is_still_python() -> None:
+    body = "".join(f"    assert f({n}) == {n}\n" for n in range(200))
+    sources = TestSources({"tests/test_f.py": "def test_f():\n" + body}.get)
+    (piece,) = sources.pieces("tests/test_f.py::test_f")
+    kept, cut, _ = fit([piece], 200)
+    assert cut == 200 and kept[0].text.startswith("def test_f():\n    ...  # ... 200 more lines cut")
+    compile(kept[0].text, "test_f.py", "exec")
+
+
+def test_inherited_tests_set_up_indirect_and_overriding_fixtures_are_found() -> None:
+    files = {
+        "tests/conftest.py": "import pytest\n\n\n@pytest.fixture\ndef db():\n    return {'rows': 1}\n",
+        "tests/test_c.py": (
+            "import unittest\nimport pytest\n\n\n@pytest.fixture\ndef db(db):\n    db['x'] = 2\n"
+            "    return db\n\n\n@pytest.fixture\ndef raw(request):\n    return request.param * 2\n\n\n"
+            "class Base(unittest.TestCase):\n    def setUp(self):\n        self.data = [1, 2]\n\n"
+            "    def test_value(self):\n        self.assertEqual(total(self.data), 3)\n\n\n"
+            "class TestJson(Base):\n    pass\n\n\n"
+            "@pytest.mark.parametrize('raw', [1, 2], indirect=True)\ndef test_raw(raw, db):\n"
+            "    assert raw in db\n"
+        ),
+    }
+    sources = TestSources(files.get)
+    inherited = sources.pieces("tests/test_c.py::TestJson::test_value")
+    assert inherited[0].name == "TestJson::test_value (inherited from Base)"
+    assert "self.assertEqual(total(self.data), 3)" in inherited[0].text
+    assert any(p.name == "Base::setUp" and "self.data = [1, 2]" in p.text for p in inherited)
+    names = [(p.path, p.name) for p in sources.pieces("tests/test_c.py::test_raw[1]")]
+    assert ("tests/test_c.py", "raw") in names  # indirect: the fixture gets the value
+    assert ("tests/test_c.py", "db") in names and ("tests/conftest.py", "db") in names  # db(db) extends
 
 
 def test_the_author_of_a_run_without_signals_is_shown_the_tests_it_was_given() -> None:
