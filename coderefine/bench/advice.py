@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from coderefine.bench.library import SuiteRun
+from coderefine.bench.library import TIMEOUT_SCALE, SuiteRun
 
 SHOWN = 3  # failing tests named in a message
 
@@ -43,6 +43,14 @@ def not_green(label: str, runs: Sequence[SuiteRun]) -> str:
         line = f"{item.nodeid}: {_first_line(item.message)}" if item.message else item.nodeid
         if line not in shown:
             shown.append(line)
+    stopped = next((r.output for r in runs if "ran longer than" in r.output), "")
+    if stopped:
+        ran = max(len(r.outcomes) for r in runs)
+        return (
+            f"{label}: its test suite ran past its time limit ({_first_line(stopped)}; {ran} tests had "
+            f"run): a large suite, or a busy machine. Give it more time with {TIMEOUT_SCALE}=3 in the "
+            "environment (every suite limit times 3), or leave its slowest folders out with --deselect"
+        )
     if not shown:
         tail = " ".join(next((r.output for r in runs if r.output), "").strip().splitlines()[-3:])[:300]
         if not any(r.outcomes for r in runs):

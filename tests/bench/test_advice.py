@@ -55,3 +55,18 @@ def test_a_pair_without_a_code_change_names_the_next_pair_that_has_one(tmp_path:
     assert "only docs, tests or packaging changed" in message
     assert message.endswith("try lib==1.1 --upgrade-to 1.3 instead, the next pair that changes the code")
     assert no_source_change("x", "lib", "1.1", None).endswith("choose another pair of versions")
+
+
+def test_a_suite_stopped_at_its_time_limit_is_told_to_take_more_time_not_to_fix_its_requires() -> None:
+    passed = library.TestOutcome("tests/test_a.py::test_a", "passed", "")
+    stopped = SuiteRun((passed,), False, "'venv/bin/python -m pytest' ran longer than 120s and was stopped")
+    message = not_green("click==8.5.0 -> 8.5.1", [stopped])
+    assert "ran past its time limit ('venv/bin/python -m pytest' ran longer than 120s" in message
+    assert "1 tests had run" in message and "CODEREFINE_BENCH_TIMEOUT_SCALE=3" in message
+    assert "--requires" not in message
+
+
+def test_the_time_limits_scale_from_the_environment() -> None:
+    assert library.timeout_scale({}) == 1.0 and library.timeout_scale({library.TIMEOUT_SCALE: "3"}) == 3.0
+    assert library.timeout_scale({library.TIMEOUT_SCALE: "soon"}) == 1.0
+    assert library.timeout_scale({library.TIMEOUT_SCALE: "-2"}) == 1.0
