@@ -13,10 +13,11 @@ import sys
 import tarfile
 import tempfile
 import zipfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coderefine.bench.pypi import sdist_from_index
 from coderefine.bench.stable import stable_environ
 from coderefine.errors import ToolError, UsageError
 from coderefine.project.runner import Runner
@@ -104,7 +105,12 @@ class Coverage:
         return tuple(self.tests[i] for i in sorted(found))
 
 
-def download_sdist(requirement: str, folder: Path, runner: Runner) -> Path:
+def download_sdist(
+    requirement: str,
+    folder: Path,
+    runner: Runner,
+    fetch_sdist: Callable[[str, str, Path], Path] = sdist_from_index,
+) -> Path:
     """The source distribution of ``NAME==VERSION``, downloaded with pip into ``folder``.
 
     Only the library itself is forced to be a source distribution: its build back end may come as a
@@ -120,6 +126,11 @@ def download_sdist(requirement: str, folder: Path, runner: Runner) -> Path:
     archives = sorted(p for p in folder.iterdir() if p.name.endswith((".tar.gz", ".zip", ".tgz")))
     if done.code != 0 or not archives:
         tail = " ".join((done.err or done.out).strip().splitlines()[-3:])[:400]
+        version = requirement.partition("==")[2].strip()
+        if version and "installing build dependencies" in (done.err + done.out):
+            # pip could not install the build back end to prepare the metadata; the archive itself
+            # needs no build: take it from PyPI's JSON API, checked by its sha256.
+            return fetch_sdist(name, version, folder)
         raise UsageError(
             f"{requirement}: pip download of its source distribution failed ({tail or 'no archive'}); "
             "check the name and version, and that the package index can be reached"

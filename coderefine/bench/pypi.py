@@ -3,6 +3,7 @@ date, so that a release suite can be newer than a model's training."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import re
@@ -11,6 +12,8 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
+from pathlib import Path
+from urllib.parse import urljoin
 
 from coderefine.errors import UsageError
 
@@ -36,7 +39,8 @@ def fetch_json(url: str) -> object:
 def releases(name: str, fetch: Fetch | None = None) -> list[Release]:
     """The final releases of ``name`` that have a source distribution, oldest upload first (pre-releases
     and yanked releases left out). ``fetch`` reads a URL's JSON (default: ``fetch_json``)."""
-    data = (fetch or fetch_json)(f"{INDEX}/{name}/json")
+    page = f"{INDEX}/{name}/json"
+    data = (fetch or fetch_json)(page)
     found = []
     listed = data.get("releases") if isinstance(data, dict) else None
     if not isinstance(listed, dict):
@@ -84,3 +88,49 @@ def parse_date(text: str) -> date:
 
 def _parse(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+# A file's URL -> its bytes; a parameter so tests need no network.
+Download = Callable[[str], bytes]
+
+
+def read_url(url: str) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=TIMEOUT * 10) as reply:
+            data: bytes = reply.read()
+            return data
+    except (OSError, ValueError, urllib.error.URLError) as exc:
+        raise UsageError(f"cannot download {url} ({exc}); check that pypi.org can be reached") from exc
+
+
+def sdist_from_index(
+    name: str, version: str, folder: Path, fetch: Fetch | None = None, download: Download = read_url
+) -> Path:
+    """The source distribution of ``name==version`` as PyPI's JSON API lists it, saved in ``folder`` and
+    checked against its sha256. No build is run: ``pip download`` prepares a source distribution's
+    metadata, which needs its build back end, and a back end that does not install here (a build
+    dependency for a newer Python) made a release with a perfectly good archive impossible to fetch."""
+    page = f"{INDEX}/{name}/json"  # the project's page: a page per version is not served everywhere
+    data = (fetch or fetch_json)(page)
+    listed = data.get("releases") if isinstance(data, dict) else None
+    files = listed.get(version) if isinstance(listed, dict) else None
+    sdists = [
+        f
+        for f in files or []
+        if isinstance(f, dict) and f.get("packagetype") == "sdist" and not f.get("yanked")
+    ]
+    if not sdists:
+        raise UsageError(f"{name}=={version}: PyPI lists no source distribution of this version")
+    chosen = sdists[0]
+    filename = str(chosen.get("filename") or "")
+    if not filename or "/" in filename or "\\" in filename or filename.startswith("."):
+        raise UsageError(f"{name}=={version}: PyPI's answer names no usable file ({filename!r})")
+    body = download(urljoin(page, str(chosen.get("url") or "")))  # a mirror may list relative URLs
+    expected = str((chosen.get("digests") or {}).get("sha256") or "")
+    if hashlib.sha256(body).hexdigest() != expected:
+        raise UsageError(f"{name}=={version}: {filename} does not match the sha256 PyPI lists; try again")
+    target = folder / filename
+    partial = target.with_name(target.name + ".partial")
+    partial.write_bytes(body)
+    partial.replace(target)
+    return target
