@@ -31,6 +31,14 @@ ABOUT = {
     "more-itertools": ("MIT", "release suites: two large modules of iterator recipes, doctested"),
     "python-slugify": ("MIT", "release suites: one module turning text into URL slugs, with a CLI"),
     "cachetools": ("MIT", "release suites: a src-layout package of cache classes and memoizing decorators"),
+    "click": ("BSD-3-Clause", "release suites: a command-line toolkit, src layout, 2,600 tests"),
+    "platformdirs": (
+        "MIT",
+        "release suites: per-platform folders (unix, macOS, Windows, Android), src layout",
+    ),
+    "funcy": ("BSD-3-Clause", "release suites: functional helpers (colls, seqs, flow, decorators)"),
+    "parse": ("MIT", "release suites: one module, format()-style patterns parsed back into values"),
+    "sqlparse": ("BSD-3-Clause", "release suites: a non-validating SQL parser (lexer, grouping, filters)"),
     "toolz": (
         "BSD-3-Clause",
         "release suites: functional utilities (itertoolz, functoolz, dicttoolz), curried",
