@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from coderefine.bench.manifest import MANIFEST, record
@@ -51,7 +52,8 @@ def release_day(name: str, version: str) -> str:
     return released(name, version).date().isoformat()
 
 
-def main(folders: list[str]) -> int:
+def main(folders: list[str], day_of: Callable[[str, str], str] = release_day) -> int:
+    """``day_of(name, version)``: the day a release reached PyPI (a parameter so tests need no network)."""
     folders = [f for f in folders if f != "--keep"]  # keeping the others is the default; the flag stays valid
     libraries: list[dict[str, object]] = []
     kept: list[list[dict[str, object]]] = []
@@ -79,7 +81,7 @@ def main(folders: list[str]) -> int:
             libraries[-1]["upgrade_to"] = library["upgrade_to"]
             libraries[-1]["fail_to_pass"] = library["fail_to_pass"]
             libraries[-1]["pass_to_pass"] = library["pass_to_pass"]
-            libraries[-1]["released"] = release_day(name, str(library["upgrade_to"]))
+            libraries[-1]["released"] = day_of(name, str(library["upgrade_to"]))
     if MANIFEST.exists():
         # The manifest's other suites stay as they are, in their place; the built ones replace theirs.
         def key(row: dict[str, object]) -> tuple[object, ...]:
@@ -91,7 +93,7 @@ def main(folders: list[str]) -> int:
         merged = [built.pop(key(row), row) for row in shipped]
         for row in merged:
             if row.get("upgrade_to") and not row.get("released"):
-                row["released"] = release_day(str(row["name"]), str(row["upgrade_to"]))
+                row["released"] = day_of(str(row["name"]), str(row["upgrade_to"]))
         libraries = merged + list(built.values())
     data = {
         "about": "Pinned libraries and the tasks built from them; the code is built on first use.",
