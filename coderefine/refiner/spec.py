@@ -20,7 +20,8 @@ from pathlib import Path
 
 from coderefine.signals.base import Signal
 from coderefine.signals.failures import group_failures, innermost, split_locals
-from coderefine.signals.test_source import Piece, TestSources, Unit, function_of, names_called
+from coderefine.signals.test_piece import Piece, Unit, names_called
+from coderefine.signals.test_source import TestSources, function_of
 
 SPEC_TOKENS = 1_200  # the default budget of the spec section (setting ``spec-tokens``)
 CHARS_PER_TOKEN = 4

@@ -14,39 +14,13 @@ import ast
 import posixpath
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
-PieceKind = Literal["test", "fixture", "helper"]
+from coderefine.signals.test_piece import Piece, piece_of
+
 FIXTURE_DECORATORS = frozenset({"fixture", "yield_fixture"})
 MAX_DEPTH = 3  # helpers of helpers of ...: a test's own support code, not the whole test package
 MAX_PIECES_PER_TEST = 8
-KEEP_CASES = 2  # the first cases of a list are cut last: an example of each shape stays
 SET_UP = frozenset({"setUp", "setUpClass", "setup_method", "setup_class", "setup"})
-
-
-@dataclass(frozen=True)
-class Unit:
-    """Lines of a piece that are shown or cut together. ``rank`` orders the cuts: a lower rank goes
-    first (cases past the first few, then statements, then the first cases); ``None`` is never cut."""
-
-    text: str
-    rank: int | None
-
-
-@dataclass(frozen=True)
-class Piece:
-    """One definition of a test file: a test, a fixture or a helper, as units of its own lines."""
-
-    path: str
-    name: str
-    kind: PieceKind
-    start: int
-    end: int  # the last line in the file (a cut piece keeps its place)
-    units: tuple[Unit, ...]
-
-    @property
-    def text(self) -> str:
-        return "".join(u.text for u in self.units)
 
 
 @dataclass(frozen=True)
@@ -133,13 +107,13 @@ class TestSources:
         if func is None:
             return []
         name = "::".join(names) + (f" (inherited from {owner.name})" if owner is not None else "")
-        test = _piece(path, name, "test", func, text)
+        test = piece_of(path, name, "test", func, text)
         found_pieces: dict[tuple[str, str], Piece] = {}
         # A unittest class's set-up says what ``self.x`` is; the test's own text does not.
         for cls in classes:
             for method in _functions(cls.body):
                 if method.name in SET_UP:
-                    piece = _piece(path, f"{cls.name}::{method.name}", "fixture", method, text)
+                    piece = piece_of(path, f"{cls.name}::{method.name}", "fixture", method, text)
                     self._add(Found(piece, method, path, tree, text), found_pieces, 0)
         self._follow(path, tree, text, [*scope[:-1], *reversed(classes)], func, found_pieces, depth=0)
         return [test, *list(found_pieces.values())[: MAX_PIECES_PER_TEST - 1]]
@@ -189,7 +163,7 @@ class TestSources:
             for node in _functions(cls.body):
                 if _fixture_name(node) == name and node is not requester:
                     return Found(
-                        _piece(path, f"{cls.name}::{node.name}", "fixture", node, text),
+                        piece_of(path, f"{cls.name}::{node.name}", "fixture", node, text),
                         node,
                         path,
                         tree,
@@ -202,7 +176,7 @@ class TestSources:
             for node in _functions(found[1].body):
                 if _fixture_name(node) == name and node is not requester:
                     return Found(
-                        _piece(where, node.name, "fixture", node, found[0]), node, where, found[1], found[0]
+                        piece_of(where, node.name, "fixture", node, found[0]), node, where, found[1], found[0]
                     )
         return None
 
@@ -212,7 +186,7 @@ class TestSources:
         for cls in reversed(scope):
             for method in _functions(cls.body):
                 if method.name == name and _fixture_name(method) is None:
-                    piece = _piece(path, f"{cls.name}::{name}", "helper", method, text)
+                    piece = piece_of(path, f"{cls.name}::{name}", "helper", method, text)
                     return Found(piece, method, path, tree, text)
         for where in (path, *conftests(path)):
             found = self.module(where) if where != path else (text, tree)
@@ -220,12 +194,12 @@ class TestSources:
                 continue
             node = _top_level(found[1], name)
             if node is not None:
-                return Found(_piece(where, name, "helper", node, found[0]), node, where, found[1], found[0])
+                return Found(piece_of(where, name, "helper", node, found[0]), node, where, found[1], found[0])
             for candidate in _imported_from(found[1], name, where):
                 imported = self.module(candidate) if is_test_support(candidate) else None
                 target = _top_level(imported[1], name) if imported else None
                 if imported is not None and target is not None:
-                    piece = _piece(candidate, name, "helper", target, imported[0])
+                    piece = piece_of(candidate, name, "helper", target, imported[0])
                     return Found(piece, target, candidate, imported[1], imported[0])
         return None
 
@@ -334,28 +308,6 @@ def _names_used(node: ast.AST) -> set[str]:
     return names
 
 
-def names_called(pieces: Iterable[Piece]) -> set[str]:
-    """The names and attributes the tests' text uses: what of the code under review they may call."""
-    names: set[str] = set()
-    for piece in pieces:
-        try:
-            tree = ast.parse(_dedented(piece.text))
-        except SyntaxError:
-            continue
-        for child in ast.walk(tree):
-            if isinstance(child, ast.Name):
-                names.add(child.id)
-            elif isinstance(child, ast.Attribute):
-                names.add(child.attr)
-    return names
-
-
-def _dedented(text: str) -> str:
-    import textwrap
-
-    return textwrap.dedent(text)
-
-
 def _top_level(tree: ast.Module, name: str) -> ast.stmt | None:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name:
@@ -385,63 +337,3 @@ def _imported_from(tree: ast.Module, name: str, path: str) -> list[str]:
         relative = posixpath.join(*parts) + ".py" if parts else ""
         return [posixpath.join(folder, relative), relative] if relative else []
     return []
-
-
-def _piece(path: str, name: str, kind: PieceKind, node: ast.AST, text: str) -> Piece:
-    """``node``'s lines (its decorators and comments above them included) as cuttable units."""
-    lines = text.splitlines(keepends=True)
-    assert isinstance(node, ast.stmt)
-    decorators = getattr(node, "decorator_list", [])
-    start = min([node.lineno, *(d.lineno for d in decorators)])
-    end = node.end_lineno or node.lineno
-    cuts = _cut_points(node)
-    bounds = sorted({start, *(line for line, _ in cuts if start < line <= end)})
-    ranks: dict[int, int | None] = {}
-    for line, rank in cuts:
-        # Two reasons to start a unit on one line: the one that keeps it wins.
-        ranks[line] = None if line in ranks and ranks[line] is None else rank
-    units = []
-    for i, first in enumerate(bounds):
-        last = bounds[i + 1] - 1 if i + 1 < len(bounds) else end
-        chunk = "".join(lines[first - 1 : last])
-        if chunk and not chunk.endswith("\n"):
-            chunk += "\n"
-        units.append(Unit(chunk, ranks.get(first) if first != start else None))
-    return Piece(path, name, kind, start, end, tuple(units))
-
-
-def _cut_points(node: ast.stmt) -> list[tuple[int, int | None]]:
-    """Lines where a unit starts, with its cut rank: the cases of a decorator's or an assignment's
-    list, the statements of a body; a line after a run of cases (its closing bracket) is never cut."""
-    points: list[tuple[int, int | None]] = []
-    lists: list[ast.expr] = []
-    for decorator in getattr(node, "decorator_list", []):
-        if isinstance(decorator, ast.Call):
-            values = [*decorator.args, *(k.value for k in decorator.keywords)]  # argvalues=, ids=
-            lists.extend(a for a in values if isinstance(a, ast.List | ast.Tuple))
-    value = getattr(node, "value", None)
-    if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(
-        value, ast.List | ast.Tuple | ast.Set | ast.Dict
-    ):
-        lists.append(value)
-    for sequence in lists:
-        items: list[ast.expr] = list(getattr(sequence, "elts", None) or getattr(sequence, "values", []))
-        starts = [e.lineno for e in items]
-        if len(set(starts)) != len(starts):
-            continue  # cases that share a line cannot be cut apart at a line
-        for index, line in enumerate(starts):
-            points.append((line, 2 if index < KEEP_CASES else 0))
-        if items and (items[-1].end_lineno or 0) < (sequence.end_lineno or 0):
-            points.append(((items[-1].end_lineno or 0) + 1, None))
-        elif items:
-            # The list closes on its last case's line (``(7, 8)])``): cutting that case would cut the
-            # bracket, so it stays.
-            points.append((starts[-1], None))
-    body = getattr(node, "body", None)
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        points.append((node.lineno, None))  # the signature is never cut, whatever ends above it
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and body:
-        for statement in body:
-            first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", []))])
-            points.append((first, 1))
-    return points

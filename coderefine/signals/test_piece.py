@@ -1,0 +1,115 @@
+"""A test file's definition as a request shows it: its lines cut into units that a budget may drop from
+the end without ever cutting a statement in half (the statements of a body, the cases of a parametrize
+list, the items of a table), and the names a test's text uses."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+PieceKind = Literal["test", "fixture", "helper"]
+KEEP_CASES = 2  # the first cases of a list are cut last: an example of each shape stays
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Lines of a piece that are shown or cut together. ``rank`` orders the cuts: a lower rank goes
+    first (cases past the first few, then statements, then the first cases); ``None`` is never cut."""
+
+    text: str
+    rank: int | None
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One definition of a test file: a test, a fixture or a helper, as units of its own lines."""
+
+    path: str
+    name: str
+    kind: PieceKind
+    start: int
+    end: int  # the last line in the file (a cut piece keeps its place)
+    units: tuple[Unit, ...]
+
+    @property
+    def text(self) -> str:
+        return "".join(u.text for u in self.units)
+
+
+def names_called(pieces: Iterable[Piece]) -> set[str]:
+    """The names and attributes the tests' text uses: what of the code under review they may call."""
+    names: set[str] = set()
+    for piece in pieces:
+        try:
+            tree = ast.parse(textwrap.dedent(piece.text))
+        except SyntaxError:
+            continue
+        for child in ast.walk(tree):
+            if isinstance(child, ast.Name):
+                names.add(child.id)
+            elif isinstance(child, ast.Attribute):
+                names.add(child.attr)
+    return names
+
+
+def piece_of(path: str, name: str, kind: PieceKind, node: ast.AST, text: str) -> Piece:
+    """``node``'s lines (its decorators and comments above them included) as cuttable units."""
+    lines = text.splitlines(keepends=True)
+    assert isinstance(node, ast.stmt)
+    decorators = getattr(node, "decorator_list", [])
+    start = min([node.lineno, *(d.lineno for d in decorators)])
+    end = node.end_lineno or node.lineno
+    cuts = _cut_points(node)
+    bounds = sorted({start, *(line for line, _ in cuts if start < line <= end)})
+    ranks: dict[int, int | None] = {}
+    for line, rank in cuts:
+        # Two reasons to start a unit on one line: the one that keeps it wins.
+        ranks[line] = None if line in ranks and ranks[line] is None else rank
+    units = []
+    for i, first in enumerate(bounds):
+        last = bounds[i + 1] - 1 if i + 1 < len(bounds) else end
+        chunk = "".join(lines[first - 1 : last])
+        if chunk and not chunk.endswith("\n"):
+            chunk += "\n"
+        units.append(Unit(chunk, ranks.get(first) if first != start else None))
+    return Piece(path, name, kind, start, end, tuple(units))
+
+
+def _cut_points(node: ast.stmt) -> list[tuple[int, int | None]]:
+    """Lines where a unit starts, with its cut rank: the cases of a decorator's or an assignment's
+    list, the statements of a body; a line after a run of cases (its closing bracket) is never cut."""
+    points: list[tuple[int, int | None]] = []
+    lists: list[ast.expr] = []
+    for decorator in getattr(node, "decorator_list", []):
+        if isinstance(decorator, ast.Call):
+            values = [*decorator.args, *(k.value for k in decorator.keywords)]  # argvalues=, ids=
+            lists.extend(a for a in values if isinstance(a, ast.List | ast.Tuple))
+    value = getattr(node, "value", None)
+    if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(
+        value, ast.List | ast.Tuple | ast.Set | ast.Dict
+    ):
+        lists.append(value)
+    for sequence in lists:
+        items: list[ast.expr] = list(getattr(sequence, "elts", None) or getattr(sequence, "values", []))
+        starts = [e.lineno for e in items]
+        if len(set(starts)) != len(starts):
+            continue  # cases that share a line cannot be cut apart at a line
+        for index, line in enumerate(starts):
+            points.append((line, 2 if index < KEEP_CASES else 0))
+        if items and (items[-1].end_lineno or 0) < (sequence.end_lineno or 0):
+            points.append(((items[-1].end_lineno or 0) + 1, None))
+        elif items:
+            # The list closes on its last case's line (``(7, 8)])``): cutting that case would cut the
+            # bracket, so it stays.
+            points.append((starts[-1], None))
+    body = getattr(node, "body", None)
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        points.append((node.lineno, None))  # the signature is never cut, whatever ends above it
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and body:
+        for statement in body:
+            first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", []))])
+            points.append((first, 1))
+    return points
