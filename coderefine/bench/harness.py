@@ -51,6 +51,10 @@ class BenchTask(Task, Protocol):
 
     def oracle_edits(self) -> list[tuple[str, str]]: ...
 
+    def failing_visible(self, folder: Path, runner: Runner, environ: Mapping[str, str]) -> tuple[str, ...]:
+        """The visible tests that fail on the starting code in ``folder``."""
+        ...
+
 
 class _NoSignals:
     """The evaluator of strategies without signals: nothing is measured, so nothing is ever worse."""
@@ -104,6 +108,11 @@ def run_task(
             environ,
             expect_failure=task.kind != "clean",
         )
+        # One-shot runs no test, so it is given the visible failing tests to read, as the loop reads
+        # them from its signals: the same spec on both sides.
+        shown = (
+            task.failing_visible(folder, runner, environ) if strategy.draft and not strategy.signals else ()
+        )
         change = from_worktree([Path(p) for p in paths], cwd=folder, repo=None, max_bytes=4 << 20)
         # Correctness is what is scored: lint warnings of the original code (HumanEval's "l" names) do
         # not block a pass; failing example tests and syntax errors do.
@@ -132,9 +141,7 @@ def run_task(
                     max_rounds=strategy.rounds,
                     use_critic=strategy.critic,
                     retry_worse=strategy.retry_worse,
-                    # One-shot runs no test, so it is given the visible failing tests to read, as the
-                    # loop reads them from its signals: the same spec on both sides.
-                    spec_tests=task.visible if strategy.draft and not strategy.signals else (),
+                    spec_tests=shown,
                 )
             finals = {p: result.final.get(p, originals[p]) for p in paths}
         except ServerDiedError:

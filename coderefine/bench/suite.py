@@ -66,6 +66,11 @@ class LibraryTask:
     def bug_type(self) -> str:
         return self.mutation if self.kind == "bug" else self.kind
 
+    def failing_visible(self, folder: Path, runner: Runner, environ: Mapping[str, str]) -> tuple[str, ...]:
+        """The visible tests, which fail on the starting code by construction: the builder keeps a task's
+        tests only when they notice its change (and checks that they do, twice)."""
+        return self.visible
+
     @property
     def buggy_solution(self) -> str:
         """What the oracle looks for (the first changed function) — the name HumanEvalFix tasks use."""

@@ -84,6 +84,21 @@ class Task:
         """The tests the task's project holds (the example check); the full tests stay hidden."""
         return (f"{EXAMPLES}::test_examples",)
 
+    def failing_visible(self, folder: Path, runner: Runner, environ: Mapping[str, str]) -> tuple[str, ...]:
+        """The example check if it fails on the materialised ``folder``'s buggy module, else nothing: on
+        14 of the 164 tasks the docstring's examples pass on the buggy code, and a one-shot author told
+        that they fail would be misled."""
+        # ``-c`` puts the folder (the cwd) first on the path, so the check imports its task module, and
+        # writes nothing into the project the author will be shown.
+        program = f"{self.example_tests()}\n\ntest_examples()\n"
+        try:
+            done = runner.run(
+                [sys.executable, "-B", "-c", program], cwd=folder, timeout=HIDDEN_TIMEOUT, env=environ
+            )
+        except ToolError:
+            return self.visible  # a check that hangs or cannot run does not pass
+        return () if done.code == 0 else self.visible
+
     def example_tests(self) -> str:
         """The example check as a pytest file (without the module-level call of the original)."""
         lines = self.example_test.splitlines()

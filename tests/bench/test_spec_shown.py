@@ -135,3 +135,10 @@ def test_humanevalfix_shows_the_example_check_and_never_the_full_tests() -> None
         assert HEADING in first and "def check(" in first, strategy
         for request in requests:
             assert not any(line in text_of(request) for line in secret), strategy
+
+
+def test_humanevalfix_one_shot_is_not_shown_an_example_check_that_passes_on_the_buggy_code() -> None:
+    # Python/32's docstring examples pass on its buggy code: telling the author they fail would mislead.
+    task = next(t for t in load_tasks() if t.task_id == "Python/32")
+    first = requests_of(task, "one-shot")[0].messages[0].text
+    assert HEADING not in first and "def check(" not in first

@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -6,6 +7,7 @@ import pytest
 
 from coderefine.bench.tasks import EXAMPLES, MODULE, load_tasks, select_tasks
 from coderefine.errors import UsageError
+from coderefine.project.runner import SubprocessRunner
 
 
 def test_the_suite_is_humanevalfix_python() -> None:
@@ -59,3 +61,14 @@ def test_every_canonical_solution_passes_its_example_file() -> None:
         assert (
             "check(" + task.entry_point + ")" in task.example_tests() or "def check" not in task.example_test
         )
+
+
+def test_failing_visible_is_the_example_check_only_where_it_fails_on_the_buggy_code(tmp_path: Path) -> None:
+    tasks = {t.task_id: t for t in load_tasks()}
+    runner = SubprocessRunner()
+    for task_id, fails in (("Python/0", True), ("Python/32", False)):
+        folder = tasks[task_id].materialise(tmp_path / task_id.replace("/", "-"))
+        before = sorted(p.name for p in folder.iterdir())
+        shown = tasks[task_id].failing_visible(folder, runner, {"PATH": os.environ["PATH"]})
+        assert shown == (tasks[task_id].visible if fails else ())
+        assert sorted(p.name for p in folder.iterdir()) == before  # nothing written into the project
