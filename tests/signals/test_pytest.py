@@ -318,3 +318,25 @@ def test_folders_beside_the_asked_for_tests_are_not_walked(tmp_path: Path) -> No
         "tests/a/test_x.py::test_x",
         "tests/b3/test_y.py::test_two",
     ]
+
+
+def test_a_subproject_with_its_own_pytest_config_is_named_from_the_project_root(tmp_path: Path) -> None:
+    # pytest takes sub/pytest.ini as its rootdir and names the test from there; the loop reads the test's
+    # source and passes its id back to pytest from the project's root, so the id is rebased onto it.
+    write_files(
+        tmp_path,
+        {
+            "sub/pytest.ini": "[pytest]\n",
+            "sub/pkg/m.py": "def add(a, b):\n    return a - b\n",
+            "sub/pkg/__init__.py": "",
+            "sub/tests/test_m.py": "from pkg.m import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+            "sub/tests/conftest.py": "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parents[1]))\n",
+        },
+    )
+    result = run(tmp_path, ["sub/tests/test_m.py"])
+    [signal] = result.signals
+    assert signal.code == "sub/tests/test_m.py::test_add"
+    assert signal.path == "sub/tests/test_m.py"
+    assert signal.line == 5
+    again = run(tmp_path, [signal.code])  # the rebased id is one pytest takes from the project's root
+    assert [s.code for s in again.signals] == [signal.code]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 import reprlib
 import signal
@@ -30,6 +31,8 @@ _MAX_REPR = 300
 _LOCALS: dict[tuple[str, str], list[list[str]]] = {}
 # Folders whose absolute paths a failure's text names relative to them (the run's root first).
 _ROOTS: list[str] = []
+# The rootdir's path from the folder pytest was run in, when it lies below it (a subproject's config).
+_PREFIX = ""
 _ADDRESS = re.compile(r"\b(at 0x)[0-9a-fA-F]+\b")
 _TOOK = re.compile(r"\btook \d+\.\d+ ?(?:ms|s|seconds)\b")
 _TEMP = os.path.realpath(tempfile.gettempdir())
@@ -51,11 +54,37 @@ def _write(event: dict[str, Any]) -> None:
 
 
 def pytest_configure(config: Any) -> None:
-    for folder in (str(config.rootpath), os.getcwd()):
+    global _PREFIX
+    invoked = str(config.invocation_params.dir)
+    _PREFIX = _below(str(config.rootpath), invoked)
+    # A rootdir below the run's folder (a subproject's own pytest configuration) is named from the run's
+    # folder, as its node ids are: the project's paths, whichever configuration pytest found.
+    folders = (invoked, os.getcwd()) if _PREFIX else (str(config.rootpath), os.getcwd())
+    for folder in folders:
         for found in dict.fromkeys((folder, os.path.realpath(folder))):
             if len(found) > 1 and found not in _ROOTS:
                 _ROOTS.append(found)
     _ROOTS.sort(key=len, reverse=True)
+
+
+def _below(root: str, invoked: str) -> str:
+    """``root`` relative to ``invoked`` with a trailing slash when it lies below it, else ""."""
+    try:
+        relative = os.path.relpath(os.path.realpath(root), os.path.realpath(invoked))
+    except ValueError:  # another drive
+        return ""
+    if relative == os.curdir or relative.split(os.sep)[0] == os.pardir:
+        return ""
+    return relative.replace(os.sep, "/") + "/"
+
+
+def _rebased(nodeid: str) -> str:
+    """A node id (or a location's file) of the rootdir as a path from the run's folder: the test ids
+    coderefine shows, reads and passes back to pytest are the project's paths."""
+    if not _PREFIX or not nodeid:
+        return nodeid
+    path, sep, rest = nodeid.partition("::")
+    return posixpath.normpath(_PREFIX + path) + sep + rest
 
 
 def _targets(config: Any) -> list[str]:
@@ -204,7 +233,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
 
 
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
-    _write({"event": "start", "nodeid": nodeid, "file": location[0], "line": location[1]})
+    _write({"event": "start", "nodeid": _rebased(nodeid), "file": _rebased(location[0]), "line": location[1]})
 
 
 def _crash(report: Any) -> dict[str, Any]:
@@ -227,10 +256,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         return
     event: dict[str, Any] = {
         "event": "result",
-        "nodeid": report.nodeid,
+        "nodeid": _rebased(report.nodeid),
         "when": report.when,
         "outcome": report.outcome,
-        "file": report.location[0],
+        "file": _rebased(report.location[0]),
         "line": report.location[1],
         "duration": report.duration,
     }
@@ -246,4 +275,4 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed:
         text = stable_text(str(report.longrepr))
-        _write({"event": "collect_error", "nodeid": report.nodeid, "text": text[-_MAX_TEXT:]})
+        _write({"event": "collect_error", "nodeid": _rebased(report.nodeid), "text": text[-_MAX_TEXT:]})
