@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from coderefine.config import Settings
+from coderefine.errors import ToolError
 from coderefine.models.roles import models_key
 from coderefine.project.cache import ReviewCache, cache_key, content_hash
 from coderefine.project.change import Change, from_staged
@@ -251,13 +252,34 @@ class Hook:
             assert self._model is not None
             if self._mode == "check":
                 reviewed = review(
-                    change, self._settings, self._model, evaluator, intent=self._intent, deadline=deadline
+                    change,
+                    self._settings,
+                    self._model,
+                    evaluator,
+                    intent=self._intent,
+                    deadline=deadline,
+                    read_project=self._staged_text,
                 )
                 return self._check_work(reviewed, key)
             refined = refine(
-                change, self._settings, self._model, evaluator, intent=self._intent, deadline=deadline
+                change,
+                self._settings,
+                self._model,
+                evaluator,
+                intent=self._intent,
+                deadline=deadline,
+                read_project=self._staged_text,
             )
             return self._fix_work(refined, key)
+
+    def _staged_text(self, rel: str) -> str | None:
+        """A file as the commit will hold it (the tests run in a tree exported from the index, and the
+        failing tests' source shown to the model is read from the same place), or None."""
+        try:
+            blob = self._repo.index_blob(rel)
+            return blob.decode("utf-8") if blob is not None else None
+        except (ToolError, UnicodeDecodeError):
+            return None
 
     def _findings(self, result: RefineResult, findings: bool) -> tuple[str, ...]:
         """What the hook prints for a file: the introduced signals and (when ``findings`` remain) the

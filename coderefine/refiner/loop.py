@@ -42,6 +42,7 @@ def refine(
     use_critic: bool = True,
     retry_worse: bool = False,
     spec_tests: Sequence[str] = (),
+    read_project: Callable[[str], str | None] | None = None,
 ) -> RefineResult:
     """Refine ``change`` with ``model`` for at most ``settings.rounds`` rounds; keep the best candidate.
 
@@ -52,6 +53,8 @@ def refine(
     candidate that makes a signal worse does not end the run: the next round's reviser is told what got
     worse (Self-Refine's retry), within the round budget. ``spec_tests``: the tests whose source the
     author is shown when no signal says which fail (a run without signals, the bench's one-shot).
+    ``read_project``: the project's other files as the tests see them (the failing tests' source is read
+    through it; a staged change's come from the index); the disk by default.
     """
     prepare_gate()
     run = Session(
@@ -65,6 +68,7 @@ def refine(
         deadline,
         merge=settings.merge == "one-issue",
         spec_tests=spec_tests,
+        read_project=read_project,
     )
     texts = dict(run.original)
     initial = current = run.evaluate(texts, 0)
@@ -241,11 +245,20 @@ def review(
     intent: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     deadline: float | None = None,
+    read_project: Callable[[str], str | None] | None = None,
 ) -> RefineResult:
     """Critique only: the signals and one critique of the change; nothing is revised or written."""
     prepare_gate()  # a verified fix goes through the gate
     run = Session(
-        change, settings, model, evaluator, intent or settings.intent, NoProgress(), clock, deadline
+        change,
+        settings,
+        model,
+        evaluator,
+        intent or settings.intent,
+        NoProgress(),
+        clock,
+        deadline,
+        read_project=read_project,
     )
     texts = dict(run.original)
     current = run.evaluate(texts, 0)

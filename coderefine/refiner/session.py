@@ -137,9 +137,11 @@ class Session:
         ledger: Ledger | None = None,
         merge: bool = False,
         spec_tests: Sequence[str] = (),
+        read_project: Callable[[str], str | None] | None = None,
     ) -> None:
         """``spec_tests``: the tests whose source the author is shown when no signal says which fail
-        (the bench's one-shot, which runs none)."""
+        (the bench's one-shot, which runs none). ``read_project``: the project's other files by relative
+        path, as the tests run them (the git index for a staged change); the disk by default."""
         self.change = change
         self.settings = settings
         self.model = model
@@ -162,7 +164,7 @@ class Session:
                 # The roles whose requests carry the signals: the author's never do.
                 (readers["critic"], readers["reviser"]),
             ),
-            spec=self._spec_source(settings, readers, spec_tests),
+            spec=self._spec_source(settings, readers, spec_tests, read_project),
         )
         self.allowed = list(change.paths)
         self.redactor = Redactor()
@@ -172,7 +174,11 @@ class Session:
         self._ready = False
 
     def _spec_source(
-        self, settings: Settings, readers: Mapping[Role, str], tests: Sequence[str]
+        self,
+        settings: Settings,
+        readers: Mapping[Role, str],
+        tests: Sequence[str],
+        read_project: Callable[[str], str | None] | None,
     ) -> SpecSource | None:
         # The budget scales with the smallest context among the roles that are shown the spec, like
         # the signals' budget; 0 tokens chosen by the user means no limit, as there.
@@ -183,7 +189,7 @@ class Session:
         )
         if not settings.tests and not tests:
             return None
-        reader = project_reader(self.change.root, {})
+        reader = read_project or project_reader(self.change.root, {})
         under_review = [f.path for f in self.change.files]
         return SpecSource(TestSources(reader, exclude=under_review), tokens * CHARS_PER_TOKEN, tests)
 

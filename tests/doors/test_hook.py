@@ -325,3 +325,20 @@ def test_a_bug_that_fails_many_tests_is_folded_in_the_hook_output(make_repo: Rep
     assert f"... and {60 - len(listed)} more that failed the same way at tests/test_mod.py:5" in text, text
     assert "signals are counted, not listed" in text and "coderefine check --format json" in text
     assert "  pytest: 60 tests ran from tests/test_mod.py, 60 failed" in text
+
+
+def test_the_failing_tests_source_shown_is_the_staged_one_not_unstaged_work(make_repo: RepoFactory) -> None:
+    # The tests run in a tree exported from the index; the spec the critic reads comes from there too.
+    root = make_repo(SMALL_PROJECT)
+    staged_test = "from pkg.mod import add\n\n\ndef test_add():\n    assert add(1, 2) == 3  # staged\n"
+    write_files(root, {"tests/test_mod.py": staged_test})
+    git(root, "commit", "-qam", "a test")
+    write_files(root, {"pkg/mod.py": BUGGY})
+    git(root, "add", "pkg/mod.py")
+    write_files(root, {"tests/test_mod.py": staged_test.replace("# staged", "# unstaged work")})
+    model = ScriptedModel([revise()])
+    result = run_hook(root, "check", model)
+    assert result.exit_code == 1
+    critic = model.history[0].prompt_text()
+    assert "def test_add():" in critic and "# staged" in critic
+    assert "unstaged work" not in critic
