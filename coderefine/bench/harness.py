@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from coderefine.bench.result import TaskResult, lines_changed
+from coderefine.bench.result import TaskResult, lines_changed, round_note
 from coderefine.bench.review_run import run_review_task
 from coderefine.bench.score import score
 from coderefine.bench.stable import stable_environ
@@ -189,6 +189,11 @@ def run_task(
         reruns=before.reran + after.reran,
         flaky=before.flaky or after.flaky,
         edit_format=result.edit_format if result else "",
+        round_notes=tuple(
+            round_note(r.number, r.outcome, r.note)
+            for r in (result.rounds if result else ())
+            if r.outcome not in ("passed", "accepted")
+        ),
     )
 
 
@@ -315,7 +320,9 @@ def _read_cached(entry: Path) -> TaskResult | None:
         return None
     try:
         data = json.loads(entry.read_text())
-        return TaskResult(**{**data, "models": tuple(data.get("models", ()))})
+        data["models"] = tuple(data.get("models", ()))
+        data["round_notes"] = tuple(data.get("round_notes", ()))
+        return TaskResult(**data)
     except (ValueError, TypeError):
         return None
 

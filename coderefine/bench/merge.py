@@ -36,6 +36,7 @@ def result_of(row: dict[str, Any]) -> TaskResult:
     """A task's row of results.json back as a ``TaskResult`` (the derived fixed/regression are dropped)."""
     values = {k: v for k, v in row.items() if k in _FIELDS}
     values["models"] = tuple(values.get("models", ()))
+    values["round_notes"] = tuple(values.get("round_notes", ()))
     return TaskResult(**values)
 
 

@@ -14,6 +14,8 @@ from coderefine.bench.result import TaskResult
 from coderefine.bench.stats import rate_cell
 from coderefine.bench.summary import comparisons, summary
 
+MAX_NOTE_ROWS = 24  # the rest stay in results.json
+
 
 def results_data(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> dict[str, Any]:
     return {
@@ -116,6 +118,7 @@ def markdown(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> str:
         for name, row in flaky.items():
             named = ", ".join(row["flaky_tasks"]) or "none"
             lines.append(f"| {name} | {row['reruns']} | {row['flaky']}: {named} |")
+    lines += _unfixed_rounds(results)
     pairs = comparisons(results)
     if pairs:
         lines += ["", "Pairwise, on the same tasks (McNemar's exact test):", ""]
@@ -138,6 +141,21 @@ def markdown(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> str:
             for who, spent in row.get("by_model", {}).items():
                 lines.append(f"| {name} | {who} | {int(spent['tokens']):,} | ${spent['cost']:.4f} |")
     return "\n".join(lines) + "\n"
+
+
+def _unfixed_rounds(results: Sequence[TaskResult]) -> list[str]:
+    """The rounds of the tasks left unfixed that ended without a better version, and why: a rejected
+    edit (the gate, an edit that does not apply) reads differently from a wrong fix that was tried."""
+    rows = [(r, note) for r in results if not r.fixed and r.kind != "clean" for note in r.round_notes]
+    if not rows:
+        return []
+    lines = ["", "Why unfixed tasks' rounds gave no better version (each round's first line of why):", ""]
+    lines += ["| strategy | task | round |", "| --- | --- | --- |"]
+    for result, note in rows[:MAX_NOTE_ROWS]:
+        lines.append(f"| {result.strategy} | {result.task_id} | {note.replace('|', '/')} |")
+    if len(rows) > MAX_NOTE_ROWS:
+        lines.append(f"\n{len(rows) - MAX_NOTE_ROWS} more in results.json (`round_notes`).")
+    return lines
 
 
 def plot(results: Sequence[TaskResult], path: Path) -> bool:

@@ -46,6 +46,9 @@ class TaskResult:
     reruns: int = 0
     flaky: bool = False
     edit_format: str = ""  # how the author and reviser wrote edits (edits/formats.py); "" for a review
+    # Each round that ended without a better version, as "N outcome: why" (the gate's or the edit's
+    # first line): what a reader of a row of zeros needs to tell a wrong fix from an unusable reply.
+    round_notes: tuple[str, ...] = ()
 
     @property
     def fixed(self) -> bool:
@@ -60,3 +63,13 @@ def lines_changed(before: str, after: str) -> int:
     """Lines removed plus lines added."""
     diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
     return sum(1 for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+
+
+NOTE_CHARS = 240
+
+
+def round_note(number: int, outcome: str, note: str) -> str:
+    """A round's outcome and the first line of why, bounded: ``2 gate-failed: SyntaxError ...``."""
+    first = next((line.strip() for line in note.splitlines() if line.strip()), "")
+    text = f"{number} {outcome}" + (f": {first}" if first else "")
+    return text if len(text) <= NOTE_CHARS else text[: NOTE_CHARS - 3] + "..."

@@ -142,3 +142,16 @@ def test_the_merged_strategy_fixes_with_the_critic_call_alone(tmp_path: Path) ->
     )
     assert all(r.fixed for r in results)
     assert roles == ["critic", "critic"]  # one call per task: the critic carried the fix
+
+
+def test_a_reply_that_is_no_edit_is_recorded_with_its_reason() -> None:
+    from coderefine.bench.harness import run_task
+    from coderefine.models.scripted import ScriptedModel
+
+    task = select_tasks(load_tasks(), ids=["0"])[0]
+    missing = "task.py\n<<<<<<< SEARCH\n    return no_such_line\n=======\n    return True\n>>>>>>> REPLACE\n"
+    model = ScriptedModel([missing] * 4)
+    result = run_task(task, STRATEGIES["one-shot"], model, Settings(), SubprocessRunner(), ENV)
+    assert not result.fixed
+    assert result.round_notes and result.round_notes[0].startswith("0 "), result.round_notes
+    assert ":" in result.round_notes[0]  # the outcome and why

@@ -2,8 +2,9 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from coderefine.bench.merge import result_of
 from coderefine.bench.report import markdown, write_reports
-from coderefine.bench.result import TaskResult
+from coderefine.bench.result import NOTE_CHARS, TaskResult, round_note
 
 
 def result(strategy: str, fixed: bool, bug: str = "value misuse") -> TaskResult:
@@ -93,3 +94,20 @@ def test_flaky_tasks_are_reported_apart_not_as_failures(tmp_path: Path) -> None:
     assert (row["tasks"], row["reruns"], row["flaky"], row["flaky_tasks"]) == (2, 4, 1, ["lib/002"])
     assert data["comparisons"] == []  # the only task both strategies ran was flaky
     assert [t["flaky"] for t in data["tasks"]] == [False, True, False, True]
+
+
+def test_an_unfixed_tasks_rejected_rounds_say_why_and_survive_the_cache_and_a_merge(tmp_path: Path) -> None:
+    note = round_note(1, "gate-failed", "SyntaxError: invalid syntax (task.py, line 4)\n  return a +")
+    assert note == "1 gate-failed: SyntaxError: invalid syntax (task.py, line 4)"
+    assert len(round_note(2, "edit-failed", "x" * 1000)) == NOTE_CHARS
+    unfixed = replace(
+        result("coderefine", False), round_notes=(note, "2 no-edits: the reviser changed nothing")
+    )
+    fixed = replace(result("one-shot", True), round_notes=("0 gate-failed: fixed later",))
+    text = markdown([unfixed, fixed], {"suite": "s", "model": "m"})
+    assert "| coderefine | Python/1 | 1 gate-failed: SyntaxError: invalid syntax (task.py, line 4) |" in text
+    assert "| coderefine | Python/1 | 2 no-edits: the reviser changed nothing |" in text
+    assert "fixed later" not in text  # a fixed task's rounds are no puzzle
+    write_reports([unfixed], {"suite": "s", "model": "m"}, tmp_path)
+    row = json.loads((tmp_path / "results.json").read_text())["tasks"][0]
+    assert result_of(row) == unfixed  # bench merge reads the shards' results.json back
