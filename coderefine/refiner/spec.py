@@ -215,8 +215,9 @@ def reached_lines(
                 frames.setdefault(path, set()).add(int(line))
     notes: list[str] = []
     for path, text in code.items():
-        called = [d for d in _definitions(text) if d[0] in used]
-        parts = [f"`{name}` (lines {start}-{end})" for name, start, end in called[:12]]
+        modules = module_names(path)
+        called = [d for d in _definitions(text) if used.reaches(d.name, d.owner, modules)]
+        parts = [f"`{d.name}` (lines {d.start}-{d.end})" for d in called[:12]]
         if path in frames:
             parts.append(
                 "their failures pass through line"
@@ -232,26 +233,45 @@ def definition_lines(code: Mapping[str, str], spec: Spec) -> dict[str, set[int]]
     """The first lines of the definitions the spec's tests call, to keep in a partial view's focus."""
     used = names_called(spec.pieces)
     return {
-        path: {start for name, start, _ in _definitions(text) if name in used} for path, text in code.items()
+        path: {d.start for d in _definitions(text) if used.reaches(d.name, d.owner, module_names(path))}
+        for path, text in code.items()
     }
 
 
-def _definitions(text: str) -> list[tuple[str, int, int]]:
-    """The top-level functions and classes of ``text`` and the methods of its classes: name, lines."""
+@dataclass(frozen=True)
+class Definition:
+    name: str
+    owner: str | None  # the class of a method; None at the top level
+    start: int
+    end: int
+
+
+def module_names(path: str) -> tuple[str, ...]:
+    """The names a test may import ``path``'s module by: its stem and its package folders
+    (``src/pkg/sub/mod.py``: mod, sub, pkg; ``pkg/__init__.py``: pkg)."""
+    parts = [p for p in path.replace("\\", "/").split("/")[:-1] if p not in ("", ".", "src", "lib")]
+    stem = path.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".py")
+    return tuple(dict.fromkeys([*([stem] if stem != "__init__" else []), *reversed(parts)]))
+
+
+def _definitions(text: str) -> list[Definition]:
+    """The top-level functions and classes of ``text`` and the methods of its classes."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return []
-    found: list[tuple[str, int, int]] = []
+    found: list[Definition] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            found.append((node.name, node.lineno, node.end_lineno or node.lineno))
+            found.append(Definition(node.name, None, node.lineno, node.end_lineno or node.lineno))
         if isinstance(node, ast.ClassDef):
             for child in node.body:
                 if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and not child.name.startswith(
                     "__"
                 ):
-                    found.append((child.name, child.lineno, child.end_lineno or child.lineno))
+                    found.append(
+                        Definition(child.name, node.name, child.lineno, child.end_lineno or child.lineno)
+                    )
     return found
 
 

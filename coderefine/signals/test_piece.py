@@ -39,9 +39,45 @@ class Piece:
         return "".join(u.text for u in self.units)
 
 
-def names_called(pieces: Iterable[Piece]) -> set[str]:
+# Methods of the builtin types: ``text.split()`` in a test names str's method, not a ``split`` of the code.
+BUILTIN_METHODS = frozenset(
+    name
+    for kind in (str, bytes, list, dict, set, frozenset, tuple, int, float, object)
+    for name in dir(kind)
+    if not name.startswith("_")
+)
+
+
+@dataclass(frozen=True)
+class NamesUsed:
+    """What the tests' text names: plain names, attribute names, and ``base.attr`` pairs."""
+
+    names: frozenset[str]
+    attributes: frozenset[str]
+    qualified: frozenset[tuple[str, str]]
+
+    def reaches(self, name: str, owner: str | None, modules: Iterable[str]) -> bool:
+        """Whether a definition ``name`` (a method of class ``owner``, or top level when None) of the
+        code under review, whose module is importable as one of ``modules``, may be what the tests call.
+        An attribute named like a builtin type's method counts only on the definition's module or
+        class (``inflection.get``, ``Cache.get`` when the tests name ``Cache``), never on any object."""
+        if name in self.names:
+            return True
+        if name not in self.attributes:
+            return False
+        if name not in BUILTIN_METHODS:
+            return True
+        bases = {base for base, attr in self.qualified if attr == name}
+        if owner is not None:
+            return owner in self.names or owner in self.attributes or owner in bases
+        return any(module in bases for module in modules)
+
+
+def names_called(pieces: Iterable[Piece]) -> NamesUsed:
     """The names and attributes the tests' text uses: what of the code under review they may call."""
     names: set[str] = set()
+    attributes: set[str] = set()
+    qualified: set[tuple[str, str]] = set()
     for piece in pieces:
         try:
             tree = ast.parse(textwrap.dedent(piece.text))
@@ -51,8 +87,10 @@ def names_called(pieces: Iterable[Piece]) -> set[str]:
             if isinstance(child, ast.Name):
                 names.add(child.id)
             elif isinstance(child, ast.Attribute):
-                names.add(child.attr)
-    return names
+                attributes.add(child.attr)
+                if isinstance(child.value, ast.Name):
+                    qualified.add((child.value.id, child.attr))
+    return NamesUsed(frozenset(names), frozenset(attributes), frozenset(qualified))
 
 
 def piece_of(path: str, name: str, kind: PieceKind, node: ast.AST, text: str) -> Piece:

@@ -12,7 +12,16 @@ from coderefine.project.runner import SubprocessRunner
 from coderefine.project.workspace import project_files
 from coderefine.refiner.loop import refine
 from coderefine.refiner.prompting import fence
-from coderefine.refiner.spec import FENCE, HEADING, SpecSource, build_spec, failing_tests, fit, section
+from coderefine.refiner.spec import (
+    FENCE,
+    HEADING,
+    SpecSource,
+    build_spec,
+    failing_tests,
+    fit,
+    module_names,
+    section,
+)
 from coderefine.signals.base import Signal
 from coderefine.signals.evaluate import Evaluator
 from coderefine.signals.test_source import TestSources
@@ -199,3 +208,35 @@ def test_the_loops_critic_and_reviser_read_the_failing_tests_of_a_removed_body(
         assert "test_unrelated" not in message  # a test that does not fail is not shown
         assert "pkg/mod.py: `add` (lines 1-2)" in message
     assert HEADING not in confirming.messages[0].text  # nothing fails any more
+
+
+def test_a_method_named_like_a_builtins_is_reached_only_through_its_class_or_module() -> None:
+    code = (
+        "def split(text):\n    return text.split()\n\n\n"
+        "class Tokens:\n    def get(self, i):\n        return i\n\n\n"
+        "class Cache:\n    def get(self, key):\n        return key\n\n    def evict(self):\n        pass\n\n\n"
+        "def join(parts):\n    return ' '.join(parts)\n"
+    )
+    tests = (
+        "import lib\nfrom lib import Cache\n\n\n"
+        "def test_cache():\n    words = 'a b'.split()\n    assert {}.get(1) is None\n"
+        "    cache = Cache()\n    assert cache.get(1) == 1\n    cache.evict()\n    assert lib.join(words) == 'a b'\n"
+    )
+    spec = build_spec(
+        ["tests/test_lib.py::test_cache"],
+        TestSources({"tests/test_lib.py": tests}.get, exclude=["lib.py"]),
+        0,
+        {"lib.py": code},
+        [],
+    )
+    [line] = spec.reached
+    assert "`Cache`" in line and "`get` (lines 11-12)" in line and "`evict`" in line
+    assert "`join`" in line  # lib.join: on its module
+    assert "`split`" not in line  # 'a b'.split() is str's
+    assert "`get` (lines 6-7)" not in line  # {}.get is dict's; Tokens is never named
+
+
+def test_module_names_are_the_stem_and_its_packages() -> None:
+    assert module_names("src/pkg/sub/mod.py") == ("mod", "sub", "pkg")
+    assert module_names("pkg/__init__.py") == ("pkg",)
+    assert module_names("inflection.py") == ("inflection",)
