@@ -62,10 +62,14 @@ def not_green(label: str, runs: Sequence[SuiteRun]) -> str:
         shown = [tail or "no test passed"]
     advice = []
     missing = sorted({m for e in [*errors, *failed] for m in _missing_modules(e.message)})
-    if missing:
-        advice.append(f"adding {','.join(missing)} to --requires (modules its tests import)")
-    patterns = sorted({e.nodeid.split("::")[0] for e in errors if not _missing_modules(e.message)})
-    patterns += sorted({f.nodeid for f in failed if not _missing_modules(f.message)})[: SHOWN - len(patterns)]
+    plugins = missing_plugins(o.message for o in [*errors, *failed])
+    if missing or plugins:
+        advice.append(
+            f"adding {','.join([*missing, *plugins])} to --requires (what its tests import, and the pytest "
+            "plugins whose fixtures or async tests they use)"
+        )
+    patterns = sorted({e.nodeid.split("::")[0] for e in errors if not _needs_package(e.message)})
+    patterns += sorted({f.nodeid for f in failed if not _needs_package(f.message)})[: SHOWN - len(patterns)]
     if patterns:
         advice.append(
             " ".join(f"--deselect {p}" for p in patterns[:SHOWN])
@@ -107,6 +111,63 @@ def next_changed(
 def _first_line(message: str) -> str:
     line = next((t.strip() for t in message.splitlines() if t.strip()), "")
     return line[:160]
+
+
+# Fixtures that pytest plugins provide, by the package to install: a library's tests use them without an
+# import line, so a missing plugin reads "fixture 'mocker' not found", naming no package.
+PLUGIN_FIXTURES = {
+    "mocker": "pytest-mock",
+    "class_mocker": "pytest-mock",
+    "module_mocker": "pytest-mock",
+    "session_mocker": "pytest-mock",
+    "benchmark": "pytest-benchmark",
+    "httpx_mock": "pytest-httpx",
+    "httpserver": "pytest-httpserver",
+    "requests_mock": "requests-mock",
+    "freezer": "pytest-freezer",
+    "time_machine": "time-machine",
+    "snapshot": "syrupy",
+    "datadir": "pytest-datadir",
+    "shared_datadir": "pytest-datadir",
+    "aiohttp_client": "pytest-aiohttp",
+    "event_loop": "pytest-asyncio",
+    "subtests": "pytest-subtests",
+    "xprocess": "pytest-xprocess",
+    "faker": "faker",
+}
+_ASYNC_UNSUPPORTED = "async def functions are not natively supported"
+
+
+def missing_plugins(messages: Iterable[str]) -> list[str]:
+    """The pytest plugins that failures say are missing: a fixture one provides, or an async test."""
+    found: set[str] = set()
+    for message in messages:
+        found.update(
+            PLUGIN_FIXTURES[f]
+            for f in re.findall(r"fixture '(\w+)' not found", message)
+            if f in PLUGIN_FIXTURES
+        )
+        if _ASYNC_UNSUPPORTED in message:
+            found.add("pytest-asyncio")
+    return sorted(found)
+
+
+def plugins_left_out(label: str, run: SuiteRun, left_out: Sequence[str]) -> str:
+    """A warning when tests left out of a built suite failed for a missing pytest plugin, else ""."""
+    wanted = set(left_out)
+    failed = [o for o in run.outcomes if o.outcome == "failed" and o.nodeid in wanted]
+    plugins = missing_plugins(o.message for o in failed)
+    if not plugins:
+        return ""
+    needing = sum(1 for o in failed if missing_plugins([o.message]))
+    return (
+        f"{label}: {needing} of the tests left out need {', '.join(plugins)} (a pytest plugin); "
+        f"add {','.join(plugins)} to --requires to keep them"
+    )
+
+
+def _needs_package(message: str) -> bool:
+    return bool(_missing_modules(message) or missing_plugins([message]))
 
 
 def _missing_modules(message: str) -> list[str]:

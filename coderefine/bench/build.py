@@ -18,7 +18,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from coderefine.bench.advice import has_tests, next_changed, no_source_change, no_tests, not_green
+from coderefine.bench.advice import (
+    has_tests,
+    next_changed,
+    no_source_change,
+    no_tests,
+    not_green,
+    plugins_left_out,
+)
 from coderefine.bench.builder import Builder, Progress, library_modules
 from coderefine.bench.disguise import disguise_tree
 from coderefine.bench.library import (
@@ -141,6 +148,8 @@ def _build(
     progress(f"{label}: running its tests twice for the baseline")
     deselect, baseline = _baseline(python, tree, runner, environ, label, source.deselect)
     progress(f"{label}: {len(baseline.passed())} tests green, {len(deselect)} left out (failing or flaky)")
+    if plugins := plugins_left_out(label, baseline, deselect):
+        progress(plugins)
     progress(f"{label}: finding the lines each test runs")
     coverage = covered_lines(python, tree, runner, environ, deselect)
     # Every candidate's run forks from one process that has imported pytest: on a suite that runs in a

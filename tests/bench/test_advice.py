@@ -6,7 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from coderefine.bench import library
-from coderefine.bench.advice import has_tests, next_changed, no_source_change, not_green
+from coderefine.bench.advice import (
+    has_tests,
+    missing_plugins,
+    next_changed,
+    no_source_change,
+    not_green,
+    plugins_left_out,
+)
 from coderefine.bench.library import SuiteRun
 
 
@@ -70,3 +77,28 @@ def test_the_time_limits_scale_from_the_environment() -> None:
     assert library.timeout_scale({}) == 1.0 and library.timeout_scale({library.TIMEOUT_SCALE: "3"}) == 3.0
     assert library.timeout_scale({library.TIMEOUT_SCALE: "soon"}) == 1.0
     assert library.timeout_scale({library.TIMEOUT_SCALE: "-2"}) == 1.0
+
+
+def test_a_missing_pytest_plugin_is_named_by_the_fixture_or_async_test_that_needs_it() -> None:
+    mocker = library.TestOutcome("tests/test_io.py::test_read", "failed", "fixture 'mocker' not found")
+    own = library.TestOutcome("tests/test_io.py::test_own", "failed", "fixture 'project_dir' not found")
+    sync = library.TestOutcome(
+        "tests/test_aio.py::test_fetch", "failed", "Failed: async def functions are not natively supported."
+    )
+    run = SuiteRun((mocker, own, sync), True)
+    message = not_green("lib==1.0", [run, run])
+    assert "try adding pytest-asyncio,pytest-mock to --requires" in message
+    # The test with a fixture of its own that is missing is a test to leave out, not a package to add.
+    assert "--deselect tests/test_io.py::test_own" in message
+    assert "--deselect tests/test_io.py::test_read" not in message
+    assert missing_plugins(["fixture 'benchmark' not found", "fixture 'tmp_path' not found"]) == [
+        "pytest-benchmark"
+    ]
+    # A suite that builds without them says which tests it lost and how to keep them.
+    left = ("tests/test_io.py::test_read", "tests/test_io.py::test_own")
+    warning = plugins_left_out("lib==1.0", run, left)
+    assert warning == (
+        "lib==1.0: 1 of the tests left out need pytest-mock (a pytest plugin); add pytest-mock to "
+        "--requires to keep them"
+    )
+    assert plugins_left_out("lib==1.0", run, ("tests/test_io.py::test_own",)) == ""

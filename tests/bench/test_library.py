@@ -118,3 +118,12 @@ def test_a_deselected_file_is_not_collected_and_its_import_error_is_reported(tmp
     skip = ["tests/test_ext.py", "tests/test_ok.py::test_two"]
     run = run_suite(sys.executable, tree, SubprocessRunner(), ENV, deselect=skip)
     assert run.finished and run.passed() == {"tests/test_ok.py::test_one"} and not run.errors
+
+
+def test_a_missing_fixture_is_the_failures_message(tmp_path: Path) -> None:
+    # pytest gives a setup error no crash message; its "E" line is what advice reads the plugin from.
+    (tmp_path / "test_lib.py").write_text("def test_mocked(no_such_fixture):\n    pass\n")
+    pin_pytest_root(tmp_path)
+    run = run_suite(sys.executable, tmp_path, SubprocessRunner(), ENV)
+    [outcome] = run.outcomes
+    assert (outcome.outcome, outcome.message) == ("failed", "fixture 'no_such_fixture' not found")
