@@ -399,3 +399,30 @@ def test_a_release_without_tasks_says_why_without_contradicting_itself() -> None
     reason = large.reason()
     assert reason.startswith("96 fail-to-pass tests, but no task: too large to be a task even split")
     assert "`render`): 296 lines, 96 fail-to-pass tests" in reason and "1 changes put back alone" in reason
+
+
+def test_an_interrupted_sweep_still_writes_the_table_of_the_pairs_it_tried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from coderefine.bench import build
+
+    uploads = {
+        v: [("sdist", f"2025-0{i + 1}-02T10:00:00Z")] for i, v in enumerate(["1.0", "1.1", "1.2", "1.3"])
+    }
+    monkeypatch.setattr(pypi, "fetch_json", lambda url: _index(uploads))
+
+    def fake_make_suite(source: Source, folder: Path, *args: object, **kwargs: object) -> list[object]:
+        if source.upgrade_to == "1.2":
+            raise KeyboardInterrupt
+        raise UsageError(
+            f"{source.requirement} -> {source.upgrade_to}: only docs, tests or packaging changed"
+        )
+
+    monkeypatch.setattr(build, "make_suite", fake_make_suite)
+    out = tmp_path / "sweep"
+    assert run(["bench", "make-suite", "lib", "--released-after", "2025-01-01", "-o", str(out)])[0] == 130
+    text = (out / "pairs.md").read_text()
+    assert "| lib 1.0 -> 1.1 | 0 | only docs, tests or packaging changed |" in text
+    assert "| lib 1.1 -> 1.2 | 0 | interrupted |" in text
+    assert "| lib 1.2 -> 1.3 | 0 | not tried: interrupted |" in text
+    assert "interrupted" in capsys.readouterr().err

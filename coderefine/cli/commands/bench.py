@@ -249,7 +249,7 @@ def _make_release_suites(
     release before it), in ``OUT/NAME-NEW``; every pair is tried, and a table says what each gave (its
     tasks, or why none) and the share of pairs that gave tasks. The table is also ``OUT/pairs.md``."""
     from coderefine.bench.build import Source, make_suite
-    from coderefine.bench.pairs import TABLE_FILE, table, try_pairs
+    from coderefine.bench.pairs import TABLE_FILE, PairResult, SweepInterrupted, table, try_pairs
     from coderefine.bench.pypi import pairs_after, parse_date
     from coderefine.project.runner import SubprocessRunner
 
@@ -277,11 +277,19 @@ def _make_release_suites(
         _summary(tasks, str(folder), out)
         return len(tasks)
 
-    results = try_pairs(name, pairs, build, warn)
-    text = table(name, results)
-    Path(args.out).mkdir(parents=True, exist_ok=True)
-    (Path(args.out) / TABLE_FILE).write_text(text, "utf-8")
-    out.write(text)
+    def write_table(results: list[PairResult]) -> str:
+        text = table(name, results)
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / TABLE_FILE).write_text(text, "utf-8")
+        out.write(text)
+        return text
+
+    try:
+        results = try_pairs(name, pairs, build, warn)
+    except SweepInterrupted as stop:
+        write_table(stop.results)  # what the pairs tried so far gave is kept
+        raise
+    write_table(results)
     if not any(r.tasks for r in results):
         raise UsageError(
             f"{name}: no release after {args.released_after} gave a task (the table above says why)"
