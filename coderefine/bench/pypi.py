@@ -4,7 +4,6 @@ date, so that a release suite can be newer than a model's training."""
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import re
 import urllib.error
@@ -64,11 +63,28 @@ def releases(name: str, fetch: Fetch | None = None) -> list[Release]:
 
 
 def pairs_after(name: str, after: date, fetch: Fetch | None = None) -> list[tuple[str, str]]:
-    """Each release uploaded after ``after`` with the release before it: (OLD, NEW), oldest first."""
+    """Each release uploaded after ``after`` with the release before it in version order: (OLD, NEW),
+    oldest upload first. Not the upload before it: a backport (2.3.2 uploaded after 2.5.0) is the change
+    from 2.3.1, and 2.5.1 the change from 2.5.0."""
     known = releases(name, fetch)
-    return [
-        (old.version, new.version) for old, new in itertools.pairwise(known) if new.uploaded.date() > after
-    ]
+    pairs = []
+    for new in known:
+        if new.uploaded.date() <= after:
+            continue
+        older = [r for r in known if version_key(r.version) < version_key(new.version)]
+        if older:
+            pairs.append((max(older, key=lambda r: version_key(r.version)).version, new.version))
+    return pairs
+
+
+def version_key(version: str) -> tuple[tuple[int, ...], int]:
+    """A final release's version for ordering: its numbers without trailing zeros (1.0 == 1.0.0), then
+    its post-release number (-1 for none)."""
+    main, _, post = version.partition(".post")
+    numbers = [int(n) for n in main.split(".")]
+    while len(numbers) > 1 and numbers[-1] == 0:
+        numbers.pop()
+    return tuple(numbers), int(post) if post else -1
 
 
 def released(name: str, version: str, fetch: Fetch | None = None) -> datetime:

@@ -426,3 +426,24 @@ def test_an_interrupted_sweep_still_writes_the_table_of_the_pairs_it_tried(
     assert "| lib 1.1 -> 1.2 | 0 | interrupted |" in text
     assert "| lib 1.2 -> 1.3 | 0 | not tried: interrupted |" in text
     assert "interrupted" in capsys.readouterr().err
+
+
+def test_a_backport_pairs_with_the_release_before_it_in_version_order_not_in_upload_order() -> None:
+    data = _index(
+        {
+            "2.3.1": [("sdist", "2025-01-02T10:00:00Z")],
+            "2.4.0": [("sdist", "2025-02-02T10:00:00Z")],
+            "2.5.0": [("sdist", "2025-07-02T10:00:00Z")],
+            "2.3.2": [("sdist", "2025-08-02T10:00:00Z")],  # a backport, uploaded after 2.5.0
+            "2.5.1": [("sdist", "2025-09-02T10:00:00Z")],
+            "2.6": [("sdist", "2025-10-02T10:00:00Z")],
+            "2.6.0.post1": [("sdist", "2025-10-03T10:00:00Z")],
+        }
+    )
+    assert pairs_after("lib", date(2025, 6, 1), lambda url: data) == [
+        ("2.4.0", "2.5.0"),
+        ("2.3.1", "2.3.2"),
+        ("2.5.0", "2.5.1"),
+        ("2.5.1", "2.6"),
+        ("2.6", "2.6.0.post1"),
+    ]
