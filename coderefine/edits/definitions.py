@@ -19,6 +19,7 @@ are refused, since putting them in place would delete the code they stand for.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -63,24 +64,62 @@ def parse_code_blocks(reply: str, default_path: str | None = None) -> list[CodeB
         end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == marker), len(lines))
         index = len(blocks) + len(failures) + 1
         path = (clean_filename(named) if named else None) or filename_before(lines, i) or previous
-        if language.lower() not in ("", "python", "py", "python3"):
-            i = end + 1
+        code = "".join(line + "\n" for line in _unnested(lines[i + 1 : end]))
+        if language.lower() not in ("", "python", "py", "python3") or not code.strip():
+            i = end + 1  # another language's block, or a stray fence with nothing in it
             continue
         if path is None:
             failures.append(
                 EditFailure(index, "", "names no file; put the file's path on the line before the fence")
             )
         else:
-            blocks.append(CodeBlock(path, "".join(line + "\n" for line in lines[i + 1 : end]), index))
+            blocks.append(CodeBlock(path, code, index))
             previous = path
         i = end + 1
     if failures:
         raise EditError(failures)
+    if not blocks and (found := _unfenced(lines, default_path)) is not None:
+        return [found]
     if not blocks:
         raise EditError(
             [EditFailure(0, "", "the reply has no code block; write each definition in a ```python fence")]
         )
     return blocks
+
+
+def _unnested(lines: Sequence[str]) -> Sequence[str]:
+    """A block's lines without fence lines at its start or end: a small model opens a fence twice
+    (```` ```python ```` on two lines), and the second one is no Python."""
+    start, end = 0, len(lines)
+    while start < end and fence_of(lines[start]) is not None:
+        start += 1
+    while end > start and fence_of(lines[end - 1]) is not None:
+        end -= 1
+    return lines[start:end]
+
+
+_CODE_START = re.compile(r"(@\w|def |async def |class |import \w|from [\w.]+ import )")
+_MAX_TRIMMED = 60  # prose lines after the code that are cut one by one, at most
+
+
+def _unfenced(lines: Sequence[str], default_path: str | None) -> CodeBlock | None:
+    """A reply with no fence at all that is still code (a small model's), for the one file under review:
+    from its first line that starts a top-level definition or import, to the last line that leaves it
+    Python (trailing prose cut line by line). None unless that code defines a function or class."""
+    if default_path is None:
+        return None
+    start = next((i for i, line in enumerate(lines) if _CODE_START.match(line)), None)
+    if start is None:
+        return None
+    for end in range(len(lines), max(start, len(lines) - _MAX_TRIMMED), -1):
+        code = "".join(line + "\n" for line in lines[start:end])
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            continue
+        defines = any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for n in tree.body)
+        return CodeBlock(default_path, code, 1) if defines else None
+    return None
 
 
 def apply_definitions(

@@ -176,3 +176,27 @@ def test_only_files_under_review_change_and_every_failure_is_reported() -> None:
     assert [f.index for f in caught.value.failures] == [1, 2]
     changed = apply_definitions({"shapes.py": MODULE}, [block("SCALE = 5\n")], ["shapes.py"])
     assert list(changed) == ["shapes.py"] and "SCALE = 5" in changed["shapes.py"]
+
+
+def test_a_fence_opened_twice_is_read_as_one_block() -> None:
+    reply = "shapes.py\n```python\n```python\ndef area(r):\n    return r * r\n```\n```\n"
+    [found] = parse_code_blocks(reply)
+    assert found.code == "def area(r):\n    return r * r\n"
+
+
+def test_a_reply_of_bare_code_is_the_one_file_under_reviews_block() -> None:
+    reply = (
+        "The bug is the plus sign. Here is the corrected function:\n\n"
+        "def area(self):\n    return self.side * self.side\n\n"
+        "This multiplies the side by itself."
+    )
+    [found] = parse_code_blocks(reply, default_path="shapes.py")
+    assert (found.path, found.code) == ("shapes.py", "def area(self):\n    return self.side * self.side\n\n")
+    assert "return self.side * self.side" in place(MODULE, found, "definition")
+    # With several files under review there is no telling which one it is for; prose is no code.
+    with pytest.raises(EditError, match="no code block"):
+        parse_code_blocks(reply)
+    with pytest.raises(EditError, match="no code block"):
+        parse_code_blocks("I would import math and change the function.", default_path="shapes.py")
+    with pytest.raises(EditError, match="no code block"):
+        parse_code_blocks("import math\nx = 1\n", default_path="shapes.py")  # defines nothing
