@@ -12,6 +12,7 @@ import shutil
 import sys
 import tarfile
 import tempfile
+import tomllib
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -202,9 +203,24 @@ def pin_pytest_root(tree: Path) -> None:
     and test ids relative to it). An empty ``[pytest]`` section is pytest's defaults."""
     for name, section in _PYTEST_SECTIONS.items():
         config = tree / name
-        if config.is_file() and section in config.read_text("utf-8", errors="replace"):
+        if not config.is_file():
+            continue
+        text = config.read_text("utf-8", errors="replace")
+        if section in text or (name == "pyproject.toml" and _has_pytest_table(text)):
             return
     (tree / "pytest.ini").write_text("[pytest]\n", "utf-8")
+
+
+def _has_pytest_table(pyproject: str) -> bool:
+    """Whether a pyproject.toml configures pytest in any spelling TOML allows: ``[tool.pytest]`` (pytest
+    9's own table), dotted keys (``pytest.ini_options.testpaths = ...`` under ``[tool]``). A pytest.ini
+    written beside it would win, and the project's own settings (its pythonpath) would be lost."""
+    try:
+        data = tomllib.loads(pyproject)
+    except tomllib.TOMLDecodeError:
+        return False
+    tool = data.get("tool")
+    return isinstance(tool, dict) and isinstance(tool.get("pytest"), dict)
 
 
 def run_suite(
