@@ -34,10 +34,10 @@ from coderefine.bench.library import (
     covered_lines,
     download_sdist,
     make_venv,
-    pin_pytest_root,
     run_suite,
     unpack,
 )
+from coderefine.bench.pytest_config import pin_pytest_root
 from coderefine.bench.release import changed_modules, release_tasks
 from coderefine.bench.suite import LibraryTask, SuiteInfo, write_suite
 from coderefine.errors import UsageError

@@ -12,13 +12,13 @@ import shutil
 import sys
 import tarfile
 import tempfile
-import tomllib
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from coderefine.bench.pypi import sdist_from_index
+from coderefine.bench.pytest_config import selection_addopts
 from coderefine.bench.stable import stable_environ
 from coderefine.errors import ToolError, UsageError
 from coderefine.project.runner import Runner
@@ -188,41 +188,6 @@ def make_venv(folder: Path, requirements: Sequence[str], runner: Runner, label: 
     return python
 
 
-_PYTEST_SECTIONS = {
-    "pytest.ini": "",
-    ".pytest.ini": "",
-    "pyproject.toml": "[tool.pytest.ini_options]",
-    "tox.ini": "[pytest]",
-    "setup.cfg": "[tool:pytest]",
-}
-
-
-def pin_pytest_root(tree: Path) -> None:
-    """Make ``tree`` its own pytest root: without a pytest configuration of its own, pytest would take the
-    first one in a folder above (a suite built inside another project would get that project's settings,
-    and test ids relative to it). An empty ``[pytest]`` section is pytest's defaults."""
-    for name, section in _PYTEST_SECTIONS.items():
-        config = tree / name
-        if not config.is_file():
-            continue
-        text = config.read_text("utf-8", errors="replace")
-        if section in text or (name == "pyproject.toml" and _has_pytest_table(text)):
-            return
-    (tree / "pytest.ini").write_text("[pytest]\n", "utf-8")
-
-
-def _has_pytest_table(pyproject: str) -> bool:
-    """Whether a pyproject.toml configures pytest in any spelling TOML allows: ``[tool.pytest]`` (pytest
-    9's own table), dotted keys (``pytest.ini_options.testpaths = ...`` under ``[tool]``). A pytest.ini
-    written beside it would win, and the project's own settings (its pythonpath) would be lost."""
-    try:
-        data = tomllib.loads(pyproject)
-    except tomllib.TOMLDecodeError:
-        return False
-    tool = data.get("tool")
-    return isinstance(tool, dict) and isinstance(tool.get("pytest"), dict)
-
-
 def run_suite(
     python: str,
     tree: Path,
@@ -242,12 +207,13 @@ def run_suite(
     ``python``; one outcome per test. ``warm`` runs them in a fork of a server that has imported pytest
     (a cold run when it is gone).
 
-    The project's own ``addopts`` are dropped (coverage, colours): the outcomes are what matters.
+    The project's own ``addopts`` are dropped (coverage, colours: the outcomes are what matters) but for
+    those that choose its tests (``-m 'not stress'``; bench/pytest_config.py).
     """
     timeout *= timeout_scale(environ)
     with tempfile.TemporaryDirectory(prefix="coderefine-suite-") as scratch:
         report = Path(scratch) / "report.jsonl"
-        args = ["-p", PLUGIN, "-p", "no:cacheprovider", "-q", "-o", "addopts="]
+        args = ["-p", PLUGIN, "-p", "no:cacheprovider", "-q", "-o", "addopts=", *selection_addopts(tree)]
         args += ["--tb=short", "-rN"] + (["-x"] if stop_first else []) + list(extra)
         args += deselect_args(tree, deselect)
         env = _env(tree, report, environ, test_timeout)
@@ -293,6 +259,7 @@ def covered_lines(
         env["CODEREFINE_BENCH_LINES"] = str(lines)
         env["CODEREFINE_BENCH_ROOT"] = str(tree)
         argv = [python, "-m", "pytest", "-p", LINES_PLUGIN, "-p", "no:cacheprovider", "-q", "-o", "addopts="]
+        argv += selection_addopts(tree)
         argv += deselect_args(tree, deselect)
         try:
             runner.run(argv, cwd=tree, timeout=SUITE_TIMEOUT * 5, env=env)

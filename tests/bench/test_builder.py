@@ -12,7 +12,8 @@ import pytest
 
 from coderefine.bench import builder as builder_module
 from coderefine.bench.builder import Builder
-from coderefine.bench.library import SuiteRun, covered_lines, pin_pytest_root
+from coderefine.bench.library import SuiteRun, covered_lines
+from coderefine.bench.pytest_config import pin_pytest_root
 from coderefine.project.runner import SubprocessRunner
 
 ENV = {"PATH": os.environ["PATH"]}

@@ -6,7 +6,8 @@ import os
 import sys
 from pathlib import Path
 
-from coderefine.bench.library import Coverage, covered_lines, pin_pytest_root, run_suite
+from coderefine.bench.library import Coverage, covered_lines, run_suite
+from coderefine.bench.pytest_config import pin_pytest_root
 from coderefine.project.runner import SubprocessRunner
 from coderefine.signals.warm import WarmPytest
 
@@ -127,22 +128,3 @@ def test_a_missing_fixture_is_the_failures_message(tmp_path: Path) -> None:
     run = run_suite(sys.executable, tmp_path, SubprocessRunner(), ENV)
     [outcome] = run.outcomes
     assert (outcome.outcome, outcome.message) == ("failed", "fixture 'no_such_fixture' not found")
-
-
-def test_a_pytest_table_in_any_toml_spelling_is_the_librarys_own_configuration(tmp_path: Path) -> None:
-    spellings = {
-        "native": '[tool.pytest]\npythonpath = ["tests"]\n',
-        "dotted": '[tool]\npytest.ini_options.pythonpath = ["tests"]\n',
-        "classic": '[tool.pytest.ini_options]\npythonpath = ["tests"]\n',
-    }
-    for name, text in spellings.items():
-        tree = tmp_path / name
-        tree.mkdir()
-        (tree / "pyproject.toml").write_text(text)
-        pin_pytest_root(tree)
-        assert not (tree / "pytest.ini").exists(), name
-    other = tmp_path / "other"
-    other.mkdir()
-    (other / "pyproject.toml").write_text("[tool.ruff]\nline-length = 100\n")
-    pin_pytest_root(other)
-    assert (other / "pytest.ini").read_text() == "[pytest]\n"
