@@ -173,7 +173,11 @@ def place(text: str, block: CodeBlock, placement: Placement = "definition") -> s
     try:
         new = cst.parse_module(block.code)
     except cst.ParserSyntaxError as exc:
-        raise fail(f"is not valid Python (line {exc.raw_line}: {exc.message})") from exc
+        lines = block.code.splitlines()
+        shown = lines[exc.raw_line - 1].strip()[:80] if 0 < exc.raw_line <= len(lines) else ""
+        # The line itself: the model (and a reader of the bench's round notes) sees what broke.
+        quoted = f", {shown!r}" if shown else ""
+        raise fail(f"is not valid Python (line {exc.raw_line}{quoted}: {exc.message})") from exc
     if not new.body:
         raise fail("is empty; write the complete definitions to put in place")
     if placement == "whole" or not text.strip():

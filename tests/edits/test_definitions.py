@@ -131,7 +131,7 @@ def test_placeholders_are_refused(code: str) -> None:
 
 
 def test_code_that_does_not_parse_is_refused_with_the_line() -> None:
-    with pytest.raises(EditError, match="is not valid Python"):
+    with pytest.raises(EditError, match=r"is not valid Python \(line 2, 'return 1': parser error"):
         place(MODULE, block("def area(r)\n    return 1\n"))
 
 
