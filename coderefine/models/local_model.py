@@ -28,8 +28,9 @@ from coderefine.models.base import Model, ModelReply, ModelRequest
 from coderefine.models.local_server import LocalServer, ServerOptions
 from coderefine.models.pinned import resolve_gguf
 from coderefine.models.providers import ModelSpec
+from coderefine.models.windows import LOCAL_REPLY
 
-SMALL_OUTPUT = 1024
+SMALL_OUTPUT = LOCAL_REPLY
 # How long a failed request waits to see whether the server is going down: its socket closes a moment
 # before its exit can be seen.
 DEATH_GRACE = 5.0

@@ -16,6 +16,7 @@ from coderefine.edits.formats import SMALL_MODEL_BILLIONS, model_size_billions
 # The context of the llama.cpp server coderefine starts for a gguf: model: 8,192 tokens hold a prompt of
 # ~7k tokens and a reply of 1k, what a small model can use.
 LOCAL_CONTEXT = 8192
+LOCAL_REPLY = 1024  # the longest reply a gguf: model is asked for, unless max-output-tokens is set
 # The smallest share of a context the signals may take, and the least they are ever given: below a few
 # hundred tokens not even one failure with its traceback fits.
 SHARE = 16
@@ -59,3 +60,24 @@ def signal_budget(setting: int, chosen: bool, models: Iterable[str]) -> int:
     if not windows:
         return setting
     return max(FLOOR, min(setting, min(windows) // SHARE))
+
+
+# What a request holds besides the files, the signals and the spec: the system prompt's rules, the intent,
+# the diff and the instructions (the critic's request on a small change is about this much).
+REQUEST_OVERHEAD = 1_500
+
+
+def view_budget(models: Iterable[str], max_output: int, chosen: bool, sections: int) -> int | None:
+    """The tokens the files' views may take of the smallest known context among ``models``: the window
+    less the reply, the signals and spec sections (``sections``) and the rest of a request; None when no
+    model's window is known. The reply is ``max_output``, or for a ``gguf:`` model whose limit the user
+    did not choose (``chosen``) the ``LOCAL_REPLY`` its server is asked for. A local model served with 8k
+    tokens is sent excerpts of a file that would not fit whole: whole, the request was refused."""
+    budgets = []
+    for model in models:
+        window = context_window(model) if model else None
+        if window is None:
+            continue
+        reply = max_output if chosen or not model.startswith("gguf:") else min(max_output, LOCAL_REPLY)
+        budgets.append(window - reply - sections - REQUEST_OVERHEAD)
+    return max(FLOOR, min(budgets)) if budgets else None

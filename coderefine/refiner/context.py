@@ -52,6 +52,13 @@ class FileView:
     def describe(self) -> str:
         return ", ".join(f"{a}-{b}" for a, b in self.excerpts)
 
+    @property
+    def shown_chars(self) -> int:
+        """The characters a request spends on this view: the file, or its excerpts and outline."""
+        if self.whole:
+            return len(self.text)
+        return sum(len(self.excerpt_text(span)) for span in self.excerpts) + len(self.outline)
+
 
 @dataclass(frozen=True)
 class _Definition:
@@ -168,9 +175,10 @@ def _header_end(module: ast.Module) -> int:
     return min(end, HEADER_LINES)
 
 
-def view_of(path: str, text: str, focus: Iterable[int], threshold: int) -> FileView:
+def view_of(path: str, text: str, focus: Iterable[int], threshold: int, tight: bool = False) -> FileView:
     """``text`` whole when it has at most ``threshold`` lines (0: always whole) or nothing to focus
-    on; else the focused excerpts and an outline of the definitions they leave out."""
+    on; else the focused excerpts and an outline of the definitions they leave out. ``tight``: excerpts
+    even when they would cover most of the file (a request that must fit a small context)."""
     total = text.count("\n") + (0 if text.endswith("\n") else 1)
     wanted = sorted(n for n in set(focus) if 1 <= n <= total)
     if threshold <= 0 or total <= threshold or not wanted:
@@ -200,7 +208,7 @@ def view_of(path: str, text: str, focus: Iterable[int], threshold: int) -> FileV
     spans.extend((d.start, d.end) for d in neighbours[:MAX_NEIGHBOURS])
     spans.append((1, _header_end(module)))
     excerpts = _merge((max(a, 1), min(b, total)) for a, b in spans if min(b, total) >= max(a, 1))
-    if sum(b - a + 1 for a, b in excerpts) > total * MOSTLY:
+    if not tight and sum(b - a + 1 for a, b in excerpts) > total * MOSTLY:
         return FileView(path, text)  # a change all over the file: excerpts would cost more than it
     view = FileView(path, text, excerpts)
     hidden = [d for d in definitions if not view.shows(d.start, d.end)]
@@ -214,16 +222,47 @@ def views_for(
     signals: Iterable[Signal],
     threshold: int,
     extra: Mapping[str, Iterable[int]] | None = None,
+    tight: bool = False,
 ) -> dict[str, FileView]:
-    """A view of each file, focused on its changed lines, the lines signals point at, and ``extra``."""
+    """A view of each file, focused on its changed lines, the lines signals point at, and ``extra``
+    (``tight``: see ``view_of``)."""
     chosen = tuple(signals)
     views: dict[str, FileView] = {}
     for path, text in texts.items():
         focus = signal_lines(path, chosen) | set((extra or {}).get(path, ()))
         if path in before:
             focus |= changed_lines(before[path], text)
-        views[path] = view_of(path, text, focus, threshold)
+        views[path] = view_of(path, text, focus, threshold, tight)
     return views
+
+
+def fit_views(
+    views: dict[str, FileView],
+    texts: Mapping[str, str],
+    before: Mapping[str, str],
+    signals: Sequence[Signal],
+    rewritten: Mapping[str, Iterable[int]],
+    called: Mapping[str, Iterable[int]],
+    budget_chars: int,
+) -> dict[str, FileView]:
+    """``views`` when they fit ``budget_chars``; else excerpts (even of a file under ``context-lines``,
+    even covering most of it) around the changed and ``rewritten`` lines, the signals (not info) and the
+    definitions the failing tests call (``called``), else without those definitions; the smallest
+    when none fits. A small local model's 8k tokens refused a 900-line module sent whole."""
+
+    def size(candidate: Mapping[str, FileView]) -> int:
+        return sum(v.shown_chars for v in candidate.values())
+
+    if size(views) <= budget_chars:
+        return views
+    own = {p: frozenset(lines) for p, lines in rewritten.items()}
+    focus = {p: own.get(p, frozenset()) | frozenset(called.get(p, ())) for p in {*own, *called}}
+    # Formatting and other info-level signals can be all over a file: they do not earn a place here.
+    weighty = [s for s in signals if s.severity != "info"]
+    candidates = [views, views_for(texts, before, weighty, 1, focus, tight=True)]
+    candidates.append(views_for(texts, before, weighty, 1, own, tight=True))
+    fitting = [c for c in candidates if size(c) <= budget_chars]
+    return fitting[0] if fitting else min(candidates, key=size)
 
 
 def unseen_note(views: Mapping[str, FileView]) -> str:

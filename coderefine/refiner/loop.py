@@ -86,7 +86,12 @@ def refine(
 
     if draft:
         try:
-            request = run.prompts.author(texts, intent=run.intent, failing=current.comparison.introduced)
+            request = run.prompts.author(
+                texts,
+                intent=run.intent,
+                failing=current.comparison.introduced,
+                views=run.author_views(texts, current.comparison),
+            )
             candidate, changed = run.edit(request, texts, 0)
         except (BudgetExceededError, RejectedEdit) as exc:
             record, reason = _ended(0, None, current.comparison, exc)

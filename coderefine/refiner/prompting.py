@@ -332,17 +332,23 @@ class PromptBuilder:
         return self._request("reviser", files, parts, force=False, views=views)
 
     def author(
-        self, files: Mapping[str, str], *, intent: str, failing: Sequence[Signal] = ()
+        self,
+        files: Mapping[str, str],
+        *,
+        intent: str,
+        failing: Sequence[Signal] = (),
+        views: Mapping[str, FileView] | None = None,
     ) -> ModelRequest:
         """``failing``: the signals of the files as they are, whose failing tests' source is shown (with
-        none, the tests the spec source was given, if any)."""
+        none, the tests the spec source was given, if any). ``views``: excerpts of files that would not
+        fit the model's context whole (None: every file whole)."""
         parts = [
             f"ROLE: AUTHOR. Answer with {EDIT_ANSWER[self.edit_format]} that implement this intent.",
             "The intent:\n" + fence("intent", intent),
             *self._spec(files, failing, given=True),
             "Files you may edit: " + ", ".join(files),
         ]
-        return self._request("author", files, parts, force=False)
+        return self._request("author", files, parts, force=False, views=views)
 
     def _spec(self, files: Mapping[str, str], signals: Sequence[Signal], *, given: bool = False) -> list[str]:
         if self.spec is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -18,10 +18,10 @@ from coderefine.errors import BudgetExceededError, TimeLimitError
 from coderefine.models.base import Block, Message, Model, ModelReply, ModelRequest, Role, Usage, ready
 from coderefine.models.prices import cost_of
 from coderefine.models.roles import role_specs
-from coderefine.models.windows import signal_budget
+from coderefine.models.windows import signal_budget, view_budget
 from coderefine.project.change import Change
 from coderefine.project.redact import Redactor
-from coderefine.refiner.context import FileView, named_spans, unseen_note, views_for
+from coderefine.refiner.context import FileView, fit_views, named_spans, unseen_note, views_for
 from coderefine.refiner.critique import Critique, CritiqueError, parse_critique
 from coderefine.refiner.prompting import EDIT_RETRY, PromptBuilder, excerpt
 from coderefine.refiner.records import ModelCharge
@@ -154,18 +154,28 @@ class Session:
         # has no merged critique.
         self.merge = merge and self.edit_format == "search-replace"
         readers = role_specs(settings)
+        signal_tokens = signal_budget(
+            settings.signal_tokens,
+            "signal_tokens" in settings.sources,
+            # The roles whose requests carry the signals: the author's never do.
+            (readers["critic"], readers["reviser"]),
+        )
         self.prompts = PromptBuilder(
             settings.max_output_tokens,
             merge=self.merge,
             edit_format=self.edit_format,
-            signal_tokens=signal_budget(
-                settings.signal_tokens,
-                "signal_tokens" in settings.sources,
-                # The roles whose requests carry the signals: the author's never do.
-                (readers["critic"], readers["reviser"]),
-            ),
+            signal_tokens=signal_tokens,
             spec=self._spec_source(settings, readers, spec_tests, read_project),
         )
+        models = (readers["author"], readers["critic"], readers["reviser"])
+        spec_tokens = signal_budget(settings.spec_tokens, "spec_tokens" in settings.sources, models)
+        fitted = view_budget(
+            models,
+            settings.max_output_tokens,
+            "max_output_tokens" in settings.sources,
+            signal_tokens + spec_tokens,
+        )
+        self._view_chars = fitted * CHARS_PER_TOKEN if fitted is not None else None
         self.allowed = list(change.paths)
         self.redactor = Redactor()
         self.original = {f.path: f.after.text for f in change.files}
@@ -217,8 +227,31 @@ class Session:
             views.update(
                 views_for(partial, self.before, comparison.introduced, self.settings.context_lines, focus)
             )
-        self.shown = views
+        self.shown = self._fitted(views, texts, comparison, rewritten)
         return self.shown
+
+    def author_views(self, texts: Mapping[str, str], comparison: Comparison) -> dict[str, FileView] | None:
+        """The author's views: None (every file whole), unless that would not fit the model's context."""
+        whole = {p: FileView(p, t) for p, t in texts.items()}
+        fitted = self._fitted(whole, texts, comparison, {})
+        return None if fitted == whole else fitted
+
+    def _fitted(
+        self,
+        views: dict[str, FileView],
+        texts: Mapping[str, str],
+        comparison: Comparison,
+        rewritten: Mapping[str, Iterable[int]],
+    ) -> dict[str, FileView]:
+        """``views``, or excerpts that fit the smallest context of the models that read them."""
+        if self._view_chars is None or sum(v.shown_chars for v in views.values()) <= self._view_chars:
+            return views
+        spec = self.prompts.spec
+        # The author of a run without signals has nothing but the given tests to focus on.
+        called = spec.focus(texts, comparison.introduced, given=True) if spec is not None else {}
+        return fit_views(
+            views, texts, self.before, comparison.introduced, rewritten, called, self._view_chars
+        )
 
     def call(self, request: ModelRequest, round_number: int) -> ModelReply:
         """One model call: within the budget, with secrets redacted out and restored in the answer."""

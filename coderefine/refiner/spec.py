@@ -351,7 +351,10 @@ class SpecSource:
     ) -> str:
         return section(self.spec(code, signals, given=given), fence)
 
-    def focus(self, code: Mapping[str, str], signals: Sequence[Signal]) -> dict[str, set[int]]:
-        """Lines of the files under review to keep in view: the definitions the failing tests call."""
-        tests = failing_tests(signals)
-        return definition_lines(code, self.spec(code, signals)) if tests else {}
+    def focus(
+        self, code: Mapping[str, str], signals: Sequence[Signal], *, given: bool = False
+    ) -> dict[str, set[int]]:
+        """Lines of the files under review to keep in view: the definitions the failing tests call
+        (``given``: with no failing test, those the spec source was given)."""
+        tests = failing_tests(signals) or (list(self._tests) if given else [])
+        return definition_lines(code, self.spec(code, signals, given=given)) if tests else {}

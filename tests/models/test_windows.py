@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from coderefine.models.windows import FLOOR, LOCAL_CONTEXT, context_window, signal_budget
+from coderefine.models.windows import (
+    FLOOR,
+    LOCAL_CONTEXT,
+    REQUEST_OVERHEAD,
+    context_window,
+    signal_budget,
+    view_budget,
+)
 
 
 @pytest.mark.parametrize(
@@ -38,3 +45,12 @@ def test_the_default_budget_shrinks_to_the_smallest_context_of_the_roles() -> No
 def test_a_budget_the_user_chose_is_kept_whatever_the_model() -> None:
     assert signal_budget(3000, True, ["gguf:qwen2.5-coder-0.5b"]) == 3000
     assert signal_budget(0, False, ["gguf:qwen2.5-coder-0.5b"]) == 0  # 0 is no limit, not "auto"
+
+
+def test_the_views_budget_leaves_room_for_the_reply_and_the_other_sections() -> None:
+    # A gguf: model's server is asked for 1,024 tokens of reply unless the user chose a limit.
+    assert view_budget(["gguf:m"], 8192, False, 1024) == 8192 - 1024 - 1024 - REQUEST_OVERHEAD
+    assert view_budget(["gguf:m"], 2048, True, 1024) == 8192 - 2048 - 1024 - REQUEST_OVERHEAD
+    assert view_budget(["gguf:m", "claude-sonnet-4-5"], 8192, False, 0) == 8192 - 1024 - REQUEST_OVERHEAD
+    assert view_budget(["ollama:qwen2.5-coder:1.5b"], 8192, False, 0) == FLOOR  # it asked for 8k itself
+    assert view_budget(["someone/unknown-model"], 8192, False, 0) is None

@@ -1,0 +1,87 @@
+"""A session's requests fit the context of the models that read them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from coderefine.config import Settings
+from coderefine.models.scripted import ScriptedModel
+from coderefine.project.change import from_worktree
+from coderefine.project.gitio import GitRepo
+from coderefine.project.runner import SubprocessRunner
+from coderefine.project.workspace import project_files
+from coderefine.refiner.loop import refine
+from coderefine.signals.evaluate import Evaluator
+from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
+from tests.refiner.test_loop import PASS
+
+DOC = "    " + "A long docstring line that a small model's context has to pay for, " * 2 + "\n"
+
+
+def big_module(functions: int, bug: bool) -> str:
+    """Under the 400 lines of a whole view, but some 40,000 characters: 10k tokens, past an 8k window."""
+    parts = []
+    for n in range(functions):
+        body = "    return a - b\n" if n == 7 and bug else "    return a + b\n"
+        parts.append(f'def f{n}(a, b):\n    """\n{DOC * 5}    """\n{body}')
+    return "\n\n".join(parts)
+
+
+def critic_text(make_repo: RepoFactory, model_name: str) -> str:
+    tests = "from pkg.mod import f7\n\n\ndef test_f7():\n    assert f7(1, 2) == 3\n"
+    root = make_repo({**SMALL_PROJECT, "tests/test_mod.py": tests, "pkg/mod.py": big_module(34, False)})
+    write_files(root, {"pkg/mod.py": big_module(34, True)})  # a one-line change that breaks f7
+    repo = GitRepo.find(root)
+    change = from_worktree([Path("pkg/mod.py")], cwd=root, repo=repo, max_bytes=1 << 20)
+    # The critic passes; the tests still fail, so a reviser is asked, and writes nothing usable.
+    model = ScriptedModel([PASS, *["No change."] * 6])
+    settings = Settings(model=model_name, confirm="never", merge="never")
+    with Evaluator(
+        change, settings, SubprocessRunner(), {"PATH": "/usr/bin:/bin"}, project_files(root, repo)
+    ) as ev:
+        refine(change, settings, model, ev, intent="f7 must add")
+    critic = model.history[0]
+    assert critic.role == "critic"
+    return critic.prompt_text()
+
+
+def test_a_file_too_big_for_a_local_models_context_is_shown_in_excerpts(make_repo: RepoFactory) -> None:
+    text = critic_text(make_repo, "gguf:qwen2.5-coder-1.5b")
+    # Whole, the request was 11k tokens and the server refused it; the reply's 1,024 must fit too.
+    assert len(text) // 4 + 1024 <= 8192, len(text) // 4
+    assert "def f7(a, b):" in text and "return a - b" in text  # the failing code stays in view
+    assert "f30(a, b)" in text  # in the outline of what is left out
+    assert text.count(DOC.strip()) < 34 * 5 // 2
+
+
+def test_a_hosted_models_request_keeps_the_file_whole(make_repo: RepoFactory) -> None:
+    text = critic_text(make_repo, "claude-sonnet-4-5")
+    assert text.count(DOC.strip()) >= 34 * 5  # the file whole (and the diff's context lines)
+
+
+def test_an_author_without_signals_is_shown_what_the_given_tests_call(make_repo: RepoFactory) -> None:
+    # The bench's one-shot: no test runs, the failing tests are given; the file whole would not fit.
+    tests = "from pkg.mod import f7\n\n\ndef test_f7():\n    assert f7(1, 2) == 3\n"
+    root = make_repo({**SMALL_PROJECT, "tests/test_mod.py": tests, "pkg/mod.py": big_module(34, True)})
+    repo = GitRepo.find(root)
+    change = from_worktree([Path("pkg/mod.py")], cwd=root, repo=repo, max_bytes=1 << 20)
+    model = ScriptedModel(["No change."] * 3)
+    settings = Settings(model="gguf:qwen2.5-coder-1.5b", tests=False)
+    with Evaluator(
+        change, settings, SubprocessRunner(), {"PATH": "/usr/bin:/bin"}, project_files(root, repo)
+    ) as ev:
+        refine(
+            change,
+            settings,
+            model,
+            ev,
+            intent="f7 must add",
+            draft=True,
+            max_rounds=0,
+            spec_tests=["tests/test_mod.py::test_f7"],
+        )
+    author = model.history[0]
+    assert author.role == "author"
+    text = author.prompt_text()
+    assert len(text) // 4 + 1024 <= 8192, len(text) // 4
+    assert "def f7(a, b):" in text and "return a - b" in text and "def test_f7():" in text
