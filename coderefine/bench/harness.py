@@ -192,7 +192,7 @@ def run_task(
         round_notes=tuple(
             round_note(r.number, r.outcome, r.note)
             for r in (result.rounds if result else ())
-            if r.outcome not in ("passed", "accepted")
+            if r.outcome != "accepted"  # "passed": the critic and the signals passed what was left
         ),
     )
 

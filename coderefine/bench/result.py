@@ -68,8 +68,18 @@ def lines_changed(before: str, after: str) -> int:
 NOTE_CHARS = 240
 
 
+CUT_OFF = "the answer was cut off at the output token limit"
+
+
 def round_note(number: int, outcome: str, note: str) -> str:
-    """A round's outcome and the first line of why, bounded: ``2 gate-failed: SyntaxError ...``."""
-    first = next((line.strip() for line in note.splitlines() if line.strip()), "")
+    """A round's outcome and its first line of why, bounded: ``2 gate-failed: ... SyntaxError ...``. A
+    heading line (``... does not pass the gate:``) takes the line after it; an answer cut off at the
+    token limit says so wherever the note said it."""
+    lines = [line.strip() for line in note.splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    if first.endswith(":") and len(lines) > 1:
+        first = f"{first} {lines[1]}"
+    if CUT_OFF in note and CUT_OFF not in first:
+        first += f" ({CUT_OFF})"
     text = f"{number} {outcome}" + (f": {first}" if first else "")
     return text if len(text) <= NOTE_CHARS else text[: NOTE_CHARS - 3] + "..."

@@ -45,6 +45,9 @@ class CodeBlock:
     path: str
     code: str
     index: int  # 1-based position in the reply, for messages
+    # Read from a reply without a fence: its start is a guess, so it is never taken as the whole file
+    # (whatever stood above its first definition, a docstring or a constant, would be lost).
+    bare: bool = False
 
 
 def parse_code_blocks(reply: str, default_path: str | None = None) -> list[CodeBlock]:
@@ -100,25 +103,31 @@ def _unnested(lines: Sequence[str]) -> Sequence[str]:
 
 _CODE_START = re.compile(r"(@\w|def |async def |class |import \w|from [\w.]+ import )")
 _MAX_TRIMMED = 60  # prose lines after the code that are cut one by one, at most
+_MAX_STARTS = 4  # lines that look like the start of code, tried in turn
 
 
 def _unfenced(lines: Sequence[str], default_path: str | None) -> CodeBlock | None:
     """A reply with no fence at all that is still code (a small model's), for the one file under review:
-    from its first line that starts a top-level definition or import, to the last line that leaves it
-    Python (trailing prose cut line by line). None unless that code defines a function or class."""
+    from a line that starts a top-level definition or import (the first of those the rest parses from;
+    prose such as "class Shape has a bug" may come before) to the last line that leaves it Python
+    (trailing prose cut line by line). None unless that code defines a function or class, or when the cut
+    tail holds more code (prose between two definitions): a partial edit would be applied unsaid."""
     if default_path is None:
         return None
-    start = next((i for i, line in enumerate(lines) if _CODE_START.match(line)), None)
-    if start is None:
-        return None
-    for end in range(len(lines), max(start, len(lines) - _MAX_TRIMMED), -1):
-        code = "".join(line + "\n" for line in lines[start:end])
-        try:
-            tree = ast.parse(code)
-        except SyntaxError:
-            continue
-        defines = any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for n in tree.body)
-        return CodeBlock(default_path, code, 1) if defines else None
+    starts = [i for i, line in enumerate(lines) if _CODE_START.match(line)][:_MAX_STARTS]
+    for start in starts:
+        for end in range(len(lines), max(start, len(lines) - _MAX_TRIMMED), -1):
+            code = "".join(line + "\n" for line in lines[start:end])
+            try:
+                tree = ast.parse(code)
+            except SyntaxError:
+                continue
+            defines = any(
+                isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for n in tree.body
+            )
+            if not defines or any(_CODE_START.match(line) for line in lines[end:]):
+                return None
+            return CodeBlock(default_path, code, 1, bare=True)
     return None
 
 
@@ -180,12 +189,14 @@ def place(text: str, block: CodeBlock, placement: Placement = "definition") -> s
         raise fail(f"is not valid Python (line {exc.raw_line}{quoted}: {exc.message})") from exc
     if not new.body:
         raise fail("is empty; write the complete definitions to put in place")
+    if block.bare and placement == "whole":
+        raise fail("has no fence; write the complete file in a ```python fence")
     if placement == "whole" or not text.strip():
         return _whole(text, block.code)
     module = cst.parse_module(text)
     old_names = {name for statement in module.body if (name := _definition_name(statement))}
     new_names = {name for statement in new.body if (name := _definition_name(statement))}
-    if old_names and old_names <= new_names:
+    if old_names and old_names <= new_names and not block.bare:
         return _whole(text, block.code)
     for statement in new.body:
         module = _place_statement(module, statement, fail)

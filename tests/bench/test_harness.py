@@ -155,3 +155,16 @@ def test_a_reply_that_is_no_edit_is_recorded_with_its_reason() -> None:
     assert not result.fixed
     assert result.round_notes and result.round_notes[0].startswith("0 "), result.round_notes
     assert ":" in result.round_notes[0]  # the outcome and why
+
+
+def test_a_gate_failure_is_recorded_with_the_problem_not_the_heading() -> None:
+    from coderefine.bench.harness import run_task
+    from coderefine.models.scripted import ScriptedModel
+
+    task = select_tasks(load_tasks(), ids=["0"])[0]
+    broken = "task.py\n<<<<<<< SEARCH\n    return False\n=======\n    return (False +\n>>>>>>> REPLACE\n"
+    model = ScriptedModel([broken] * 4)
+    result = run_task(task, STRATEGIES["one-shot"], model, Settings(), SubprocessRunner(), ENV)
+    [note] = result.round_notes
+    assert note.startswith("0 gate-failed: The edited code does not pass the gate: "), note
+    assert len(note) > len("0 gate-failed: The edited code does not pass the gate: ") + 10

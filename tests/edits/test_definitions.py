@@ -200,3 +200,23 @@ def test_a_reply_of_bare_code_is_the_one_file_under_reviews_block() -> None:
         parse_code_blocks("I would import math and change the function.", default_path="shapes.py")
     with pytest.raises(EditError, match="no code block"):
         parse_code_blocks("import math\nx = 1\n", default_path="shapes.py")  # defines nothing
+
+
+def test_a_bare_reply_of_the_whole_file_keeps_what_stood_above_its_first_definition() -> None:
+    reply = "Here is the corrected code:\n\n" + MODULE.split('"""Shapes."""\n\n', 1)[1].replace(
+        "self.side + self.side", "self.side * self.side"
+    )
+    [found] = parse_code_blocks(reply, default_path="shapes.py")
+    placed = place(MODULE, found, "definition")
+    assert placed.startswith('"""Shapes."""\n') and "SCALE = 2" in placed
+    assert "return self.side * self.side" in placed
+    with pytest.raises(EditError, match="has no fence"):
+        place(MODULE, found, "whole")
+
+
+def test_a_bare_reply_with_prose_before_or_between_its_code() -> None:
+    before = "class Square has a bug in area.\n\ndef area(r):\n    return r * r\n"
+    assert parse_code_blocks(before, default_path="shapes.py")[0].code == "def area(r):\n    return r * r\n"
+    between = "def area(r):\n    return r * r\n\nAnd also:\n\ndef untouched():\n    return 1\n"
+    with pytest.raises(EditError, match="no code block"):
+        parse_code_blocks(between, default_path="shapes.py")  # half of it would be applied unsaid
