@@ -304,18 +304,9 @@ def _outcomes(report: Path) -> tuple[TestOutcome, ...]:
         # A test has up to three phases; a failure in any of them fails the test.
         if previous is None or (previous.outcome == "passed" and outcome != "passed"):
             # Whole lines: an intent written from it drops hypothesis' blocks line by line (intents.py).
-            # A setup error (a fixture that is not there) has no crash message: its "E" line says it.
-            message = (str(event.get("message") or "").strip() or _error_line(event.get("text")))[:4000]
+            message = str(event.get("message") or "").strip()[:4000]
             found[nodeid] = TestOutcome(nodeid, outcome, message)
     return tuple(found.values())
-
-
-def _error_line(text: object) -> str:
-    """The first ``E`` line of a failure's text (pytest's marker of the error), without the marker."""
-    for line in str(text or "").splitlines():
-        if line.startswith("E "):
-            return line[1:].strip()
-    return ""
 
 
 def _collect_errors(report: Path) -> tuple[TestOutcome, ...]:

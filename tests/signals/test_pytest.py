@@ -340,3 +340,32 @@ def test_a_subproject_with_its_own_pytest_config_is_named_from_the_project_root(
     assert signal.line == 5
     again = run(tmp_path, [signal.code])  # the rebased id is one pytest takes from the project's root
     assert [s.code for s in again.signals] == [signal.code]
+
+
+def test_a_run_of_a_subprojects_tests_beside_the_projects_own_names_each_from_the_root(
+    tmp_path: Path,
+) -> None:
+    # pytest takes sub/ as the rootdir of the whole run and names tests/test_top.py "sub::test_top".
+    write_files(
+        tmp_path,
+        {
+            "sub/pytest.ini": "[pytest]\n",
+            "sub/tests/test_m.py": "def test_add():\n    assert 1 + 1 == 3\n",
+            "tests/test_top.py": "def test_top():\n    assert 2 * 2 == 5\n",
+        },
+    )
+    result = run(tmp_path, ["tests/test_top.py", "sub/tests/test_m.py"])
+    assert sorted((s.code, s.path) for s in result.signals) == [
+        ("sub/tests/test_m.py::test_add", "sub/tests/test_m.py"),
+        ("tests/test_top.py::test_top", "tests/test_top.py"),
+    ]
+
+
+def test_a_missing_fixture_is_the_message_however_many_fixtures_pytest_lists(tmp_path: Path) -> None:
+    fixtures = "".join(f"@pytest.fixture\ndef fixture_number_{n}():\n    return {n}\n\n\n" for n in range(90))
+    write_files(
+        tmp_path,
+        {"conftest.py": "import pytest\n\n\n" + fixtures, "test_m.py": "def test_x(mocker):\n    pass\n"},
+    )
+    [signal] = run(tmp_path, ["test_m.py"]).signals
+    assert signal.message.endswith("fixture 'mocker' not found")

@@ -33,6 +33,8 @@ _LOCALS: dict[tuple[str, str], list[list[str]]] = {}
 _ROOTS: list[str] = []
 # The rootdir's path from the folder pytest was run in, when it lies below it (a subproject's config).
 _PREFIX = ""
+# Each collected test's file from the run's folder (only while _PREFIX is set), by node id.
+_FILES: dict[str, str] = {}
 _ADDRESS = re.compile(r"\b(at 0x)[0-9a-fA-F]+\b")
 _TOOK = re.compile(r"\btook \d+\.\d+ ?(?:ms|s|seconds)\b")
 _TEMP = os.path.realpath(tempfile.gettempdir())
@@ -78,13 +80,43 @@ def _below(root: str, invoked: str) -> str:
     return relative.replace(os.sep, "/") + "/"
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session: Any, config: Any, items: Any) -> None:
+    """Each test's file from the run's folder, when the rootdir lies below it: a run of a subproject's
+    tests beside the project's own names the latter relative to whichever argument found them
+    (``sub::test_top`` for tests/test_top.py), so a prefix alone would make a plausible wrong id."""
+    if not _PREFIX:
+        return
+    invoked = str(config.invocation_params.dir)
+    for item in items:
+        path = getattr(item, "path", None) or getattr(item, "fspath", None)
+        if path is None:
+            continue
+        try:
+            relative = os.path.relpath(os.path.realpath(str(path)), os.path.realpath(invoked))
+        except ValueError:
+            continue
+        if relative.split(os.sep)[0] != os.pardir:
+            _FILES[item.nodeid] = relative.replace(os.sep, "/")
+
+
 def _rebased(nodeid: str) -> str:
-    """A node id (or a location's file) of the rootdir as a path from the run's folder: the test ids
-    coderefine shows, reads and passes back to pytest are the project's paths."""
+    """A node id of the rootdir as a path from the run's folder: the test ids coderefine shows, reads
+    and passes back to pytest are the project's paths."""
     if not _PREFIX or not nodeid:
         return nodeid
     path, sep, rest = nodeid.partition("::")
-    return posixpath.normpath(_PREFIX + path) + sep + rest
+    return _file_of(nodeid, path) + sep + rest
+
+
+def _file_of(nodeid: str, path: str) -> str:
+    """The file of ``nodeid`` (reported as ``path`` from the rootdir) from the run's folder."""
+    if not _PREFIX:
+        return path
+    known = _FILES.get(nodeid)
+    if known is not None:
+        return known
+    return posixpath.normpath(_PREFIX + path.replace("\\", "/")) if path else path
 
 
 def _targets(config: Any) -> list[str]:
@@ -233,7 +265,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
 
 
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
-    _write({"event": "start", "nodeid": _rebased(nodeid), "file": _rebased(location[0]), "line": location[1]})
+    file = _file_of(nodeid, location[0])
+    _write({"event": "start", "nodeid": _rebased(nodeid), "file": file, "line": location[1]})
 
 
 def _crash(report: Any) -> dict[str, Any]:
@@ -259,13 +292,20 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         "nodeid": _rebased(report.nodeid),
         "when": report.when,
         "outcome": report.outcome,
-        "file": _rebased(report.location[0]),
+        "file": _file_of(report.nodeid, report.location[0]),
         "line": report.location[1],
         "duration": report.duration,
     }
     if report.failed:
         event.update(_crash(report))
-        event["text"] = stable_text(report.longreprtext)[-_MAX_TEXT:]
+        text = stable_text(report.longreprtext)
+        if not event["message"]:
+            # A setup error (a fixture that is not there) has no crash: its first "E" line says what
+            # failed, and may be far from the text's end (pytest lists every fixture after it).
+            event["message"] = next(
+                (line[1:].strip() for line in text.splitlines() if line.startswith("E ")), ""
+            )
+        event["text"] = text[-_MAX_TEXT:]
         values = _LOCALS.pop((report.nodeid, report.when), None)
         if values:
             event["locals"] = values
