@@ -64,9 +64,10 @@ def not_green(label: str, runs: Sequence[SuiteRun]) -> str:
     missing = sorted({m for e in [*errors, *failed] for m in _missing_modules(e.message)})
     plugins = missing_plugins(o.message for o in [*errors, *failed])
     if missing or plugins:
+        packages = ",".join(dict.fromkeys([*missing, *plugins]))
         advice.append(
-            f"adding {','.join([*missing, *plugins])} to --requires (what its tests import, and the pytest "
-            "plugins whose fixtures or async tests they use)"
+            f"adding {packages} to --requires (what its tests import, and the pytest plugins whose "
+            "fixtures or async tests they use)"
         )
     patterns = sorted({e.nodeid.split("::")[0] for e in errors if not _needs_package(e.message)})
     patterns += sorted({f.nodeid for f in failed if not _needs_package(f.message)})[: SHOWN - len(patterns)]
@@ -130,7 +131,7 @@ PLUGIN_FIXTURES = {
     "datadir": "pytest-datadir",
     "shared_datadir": "pytest-datadir",
     "aiohttp_client": "pytest-aiohttp",
-    "event_loop": "pytest-asyncio",
+    "event_loop": "pytest-asyncio<1",  # the fixture was removed in pytest-asyncio 1.0
     "subtests": "pytest-subtests",
     "xprocess": "pytest-xprocess",
     "faker": "faker",

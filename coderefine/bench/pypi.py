@@ -71,7 +71,12 @@ def pairs_after(name: str, after: date, fetch: Fetch | None = None) -> list[tupl
     for new in known:
         if new.uploaded.date() <= after:
             continue
-        older = [r for r in known if version_key(r.version) < version_key(new.version)]
+        # Released before it, too: 2.4.0 was made from 2.3.1, not from a 2.3.2 backported later.
+        older = [
+            r
+            for r in known
+            if version_key(r.version) < version_key(new.version) and r.uploaded <= new.uploaded
+        ]
         if older:
             pairs.append((max(older, key=lambda r: version_key(r.version)).version, new.version))
     return pairs

@@ -14,7 +14,10 @@ import shlex
 import tomllib
 from pathlib import Path
 
+# In the order pytest looks for them (pytest 9 reads pytest.toml first; any such file is a configuration).
 _PYTEST_SECTIONS = {
+    "pytest.toml": "",
+    ".pytest.toml": "",
     "pytest.ini": "",
     ".pytest.ini": "",
     "pyproject.toml": "[tool.pytest.ini_options]",
@@ -88,10 +91,12 @@ def _addopts(tree: Path) -> list[str]:
         if not config.is_file():
             continue
         text = config.read_text("utf-8", errors="replace")
+        if name.endswith("pytest.toml"):
+            return _toml_addopts(text, ("pytest",))
         if name == "pyproject.toml":
             if section not in text and not _has_pytest_table(text):
                 continue
-            return _toml_addopts(text)
+            return _toml_addopts(text, ("tool", "pytest"))
         if section and section not in text:
             continue
         parser = configparser.ConfigParser(interpolation=None)
@@ -105,12 +110,14 @@ def _addopts(tree: Path) -> list[str]:
     return []
 
 
-def _toml_addopts(text: str) -> list[str]:
+def _toml_addopts(text: str, keys: tuple[str, ...]) -> list[str]:
+    """``addopts`` of the TOML table at ``keys`` (or of its ``ini_options``), as arguments."""
     try:
-        tool = tomllib.loads(text).get("tool", {})
+        table: object = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
         return []
-    table = tool.get("pytest", {}) if isinstance(tool, dict) else {}
+    for key in keys:
+        table = table.get(key, {}) if isinstance(table, dict) else {}
     options = table.get("ini_options", table) if isinstance(table, dict) else {}
     raw = options.get("addopts", "") if isinstance(options, dict) else ""
     if isinstance(raw, list):

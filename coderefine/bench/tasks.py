@@ -88,9 +88,11 @@ class Task:
         """The example check if it fails on the materialised ``folder``'s buggy module, else nothing: on
         14 of the 164 tasks the docstring's examples pass on the buggy code, and a one-shot author told
         that they fail would be misled."""
-        # ``-c`` puts the folder (the cwd) first on the path, so the check imports its task module, and
-        # writes nothing into the project the author will be shown.
-        program = f"{self.example_tests()}\n\ntest_examples()\n"
+        # Run from ``-c`` with the folder put on the path by hand (PYTHONSAFEPATH would leave the cwd
+        # out), so the check imports its task module and writes nothing into the project.
+        program = (
+            f"import sys\nsys.path.insert(0, {str(folder)!r})\n{self.example_tests()}\n\ntest_examples()\n"
+        )
         try:
             done = runner.run(
                 [sys.executable, "-B", "-c", program], cwd=folder, timeout=HIDDEN_TIMEOUT, env=environ

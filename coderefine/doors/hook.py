@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from coderefine.config import Settings
-from coderefine.errors import ToolError
+from coderefine.errors import CoderefineError
 from coderefine.models.roles import models_key
 from coderefine.project.cache import ReviewCache, cache_key, content_hash
 from coderefine.project.change import Change, from_staged
@@ -277,8 +277,11 @@ class Hook:
         failing tests' source shown to the model is read from the same place), or None."""
         try:
             blob = self._repo.index_blob(rel)
-            return blob.decode("utf-8") if blob is not None else None
-        except (ToolError, UnicodeDecodeError):
+            # Universal newlines, as the disk reader it stands in for reads a file.
+            return (
+                blob.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n") if blob is not None else None
+            )
+        except (CoderefineError, UnicodeDecodeError):  # git's errors too: no spec, not a failed review
             return None
 
     def _findings(self, result: RefineResult, findings: bool) -> tuple[str, ...]:

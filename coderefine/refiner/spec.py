@@ -248,8 +248,9 @@ class Definition:
 
 def module_names(path: str) -> tuple[str, ...]:
     """The names a test may import ``path``'s module by: its stem and its package folders
-    (``src/pkg/sub/mod.py``: mod, sub, pkg; ``pkg/__init__.py``: pkg)."""
-    parts = [p for p in path.replace("\\", "/").split("/")[:-1] if p not in ("", ".", "src", "lib")]
+    (``src/pkg/sub/mod.py``: mod, sub, pkg, src; ``lib/__init__.py``: lib). A folder that is no package
+    (src) costs nothing: no test calls ``src.get``."""
+    parts = [p for p in path.replace("\\", "/").split("/")[:-1] if p not in ("", ".")]
     stem = path.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".py")
     return tuple(dict.fromkeys([*([stem] if stem != "__init__" else []), *reversed(parts)]))
 

@@ -88,8 +88,12 @@ def names_called(pieces: Iterable[Piece]) -> NamesUsed:
                 names.add(child.id)
             elif isinstance(child, ast.Attribute):
                 attributes.add(child.attr)
+                # The base's last name: ``pkg.mod.get`` is mod's get, ``m.get`` of ``import pkg.mod as m``
+                # names the alias (the import line is not in the test's text).
                 if isinstance(child.value, ast.Name):
                     qualified.add((child.value.id, child.attr))
+                elif isinstance(child.value, ast.Attribute):
+                    qualified.add((child.value.attr, child.attr))
     return NamesUsed(frozenset(names), frozenset(attributes), frozenset(qualified))
 
 

@@ -78,3 +78,11 @@ def test_a_suite_runs_what_its_marker_filter_selects(tmp_path: Path) -> None:
     pin_pytest_root(tmp_path)
     run = run_suite(sys.executable, tmp_path, SubprocessRunner(), ENV)
     assert run.passed() == {"test_lib.py::test_quick"}
+
+
+def test_pytest_toml_is_a_configuration_and_its_addopts_are_read(tmp_path: Path) -> None:
+    # pytest 9 reads pytest.toml before pytest.ini: a pytest.ini written beside it would be read by nobody.
+    (tmp_path / "pytest.toml").write_text('[pytest]\naddopts = ["-m", "not stress", "--cov=lib"]\n')
+    pin_pytest_root(tmp_path)
+    assert not (tmp_path / "pytest.ini").exists()
+    assert selection_addopts(tmp_path) == ["-mnot stress"]

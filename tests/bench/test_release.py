@@ -432,7 +432,8 @@ def test_a_backport_pairs_with_the_release_before_it_in_version_order_not_in_upl
     data = _index(
         {
             "2.3.1": [("sdist", "2025-01-02T10:00:00Z")],
-            "2.4.0": [("sdist", "2025-02-02T10:00:00Z")],
+            "2.4.0": [("sdist", "2025-07-01T10:00:00Z")],
+            "2.3.5": [("sdist", "2025-07-01T12:00:00Z")],  # a backport after 2.4.0: not 2.5.0's base
             "2.5.0": [("sdist", "2025-07-02T10:00:00Z")],
             "2.3.2": [("sdist", "2025-08-02T10:00:00Z")],  # a backport, uploaded after 2.5.0
             "2.5.1": [("sdist", "2025-09-02T10:00:00Z")],
@@ -441,6 +442,8 @@ def test_a_backport_pairs_with_the_release_before_it_in_version_order_not_in_upl
         }
     )
     assert pairs_after("lib", date(2025, 6, 1), lambda url: data) == [
+        ("2.3.1", "2.4.0"),
+        ("2.3.1", "2.3.5"),
         ("2.4.0", "2.5.0"),
         ("2.3.1", "2.3.2"),
         ("2.5.0", "2.5.1"),

@@ -221,6 +221,7 @@ def test_a_method_named_like_a_builtins_is_reached_only_through_its_class_or_mod
         "import lib\nfrom lib import Cache\n\n\n"
         "def test_cache():\n    words = 'a b'.split()\n    assert {}.get(1) is None\n"
         "    cache = Cache()\n    assert cache.get(1) == 1\n    cache.evict()\n    assert lib.join(words) == 'a b'\n"
+        "    assert pkg.lib.split('a') == ['a']\n"
     )
     spec = build_spec(
         ["tests/test_lib.py::test_cache"],
@@ -232,11 +233,24 @@ def test_a_method_named_like_a_builtins_is_reached_only_through_its_class_or_mod
     [line] = spec.reached
     assert "`Cache`" in line and "`get` (lines 11-12)" in line and "`evict`" in line
     assert "`join`" in line  # lib.join: on its module
-    assert "`split`" not in line  # 'a b'.split() is str's
+    assert "`split`" in line  # pkg.lib.split: on its module (and 'a b'.split() alone would not be)
     assert "`get` (lines 6-7)" not in line  # {}.get is dict's; Tokens is never named
 
 
 def test_module_names_are_the_stem_and_its_packages() -> None:
-    assert module_names("src/pkg/sub/mod.py") == ("mod", "sub", "pkg")
+    assert module_names("src/pkg/sub/mod.py") == ("mod", "sub", "pkg", "src")
+    assert module_names("lib/__init__.py") == ("lib",)
     assert module_names("pkg/__init__.py") == ("pkg",)
     assert module_names("inflection.py") == ("inflection",)
+
+
+def test_a_builtin_methods_name_on_any_object_reaches_no_function_of_that_name() -> None:
+    tests = "def test_words():\n    assert 'a b'.split() == ['a', 'b']\n"
+    spec = build_spec(
+        ["tests/test_lib.py::test_words"],
+        TestSources({"tests/test_lib.py": tests}.get, exclude=["lib.py"]),
+        0,
+        {"lib.py": "def split(text):\n    return text.split()\n"},
+        [],
+    )
+    assert spec.reached == ()

@@ -234,10 +234,11 @@ def _later_releases(name: str, version: str) -> Any:
     when a pair changed no code, to name the next pair that does)."""
 
     def later() -> list[str]:
-        from coderefine.bench.pypi import releases
+        from coderefine.bench.pypi import releases, version_key
 
-        known = [r.version for r in releases(name)]
-        return known[known.index(version) + 1 :] if version in known else []
+        # Higher versions in version order: a backport uploaded later is no next pair.
+        known = sorted((r.version for r in releases(name)), key=version_key)
+        return [v for v in known if version_key(v) > version_key(version)]
 
     return later
 
