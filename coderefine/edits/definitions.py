@@ -66,8 +66,19 @@ def parse_code_blocks(reply: str, default_path: str | None = None) -> list[CodeB
         marker, language, named = opening
         end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == marker), len(lines))
         index = len(blocks) + len(failures) + 1
-        path = (clean_filename(named) if named else None) or filename_before(lines, i) or previous
-        code = "".join(line + "\n" for line in _unnested(lines[i + 1 : end]))
+        body = list(_unnested(lines[i + 1 : end]))
+        # A path written as the block's first line (`pkg/mod.py`, **pkg/mod.py**) names the file; kept,
+        # its backticks would make line 1 no Python.
+        inside = clean_filename(body[0]) if body else None
+        if inside is None or not inside.endswith(".py"):
+            inside = None
+        elif not body[0].lstrip().startswith("#"):  # a comment naming it stays, as a comment
+            if _is_python(body[0]):
+                inside = None
+            else:
+                body = body[1:]
+        path = (clean_filename(named) if named else None) or inside or filename_before(lines, i) or previous
+        code = "".join(line + "\n" for line in body)
         if language.lower() not in ("", "python", "py", "python3") or not code.strip():
             i = end + 1  # another language's block, or a stray fence with nothing in it
             continue
@@ -88,6 +99,16 @@ def parse_code_blocks(reply: str, default_path: str | None = None) -> list[CodeB
             [EditFailure(0, "", "the reply has no code block; write each definition in a ```python fence")]
         )
     return blocks
+
+
+def _is_python(line: str) -> bool:
+    """Whether ``line`` alone is a Python statement other than a bare name or attribute expression (a
+    path such as pkg/mod.py parses as a division, and is no code anyone writes)."""
+    try:
+        tree = ast.parse(line.strip())
+    except SyntaxError:
+        return False
+    return not (len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr))
 
 
 def _unnested(lines: Sequence[str]) -> Sequence[str]:

@@ -220,3 +220,12 @@ def test_a_bare_reply_with_prose_before_or_between_its_code() -> None:
     between = "def area(r):\n    return r * r\n\nAnd also:\n\ndef untouched():\n    return 1\n"
     with pytest.raises(EditError, match="no code block"):
         parse_code_blocks(between, default_path="shapes.py")  # half of it would be applied unsaid
+
+
+@pytest.mark.parametrize("first", ["`shapes.py`", "**shapes.py**", "shapes.py", "# shapes.py"])
+def test_a_path_written_as_the_blocks_first_line_names_the_file(first: str) -> None:
+    reply = f"```python\n{first}\ndef area(r):\n    return r * r\n```\n"
+    [found] = parse_code_blocks(reply)
+    assert found.path == "shapes.py"
+    expected = "def area(r):\n    return r * r\n"
+    assert found.code == (expected if not first.startswith("#") else f"{first}\n{expected}")
