@@ -52,5 +52,6 @@ def test_the_views_budget_leaves_room_for_the_reply_and_the_other_sections() -> 
     assert view_budget(["gguf:m"], 8192, False, 1024) == 8192 - 1024 - 1024 - REQUEST_OVERHEAD
     assert view_budget(["gguf:m"], 2048, True, 1024) == 8192 - 2048 - 1024 - REQUEST_OVERHEAD
     assert view_budget(["gguf:m", "claude-sonnet-4-5"], 8192, False, 0) == 8192 - 1024 - REQUEST_OVERHEAD
-    assert view_budget(["ollama:qwen2.5-coder:1.5b"], 8192, False, 0) == FLOOR  # it asked for 8k itself
+    assert view_budget(["ollama:qwen2.5-coder:1.5b"], 8192, False, 0) == 8192 - 1024 - REQUEST_OVERHEAD
+    assert view_budget(["ollama:qwen2.5-coder:1.5b"], 8192, True, 0) == FLOOR  # 8k of reply asked for
     assert view_budget(["someone/unknown-model"], 8192, False, 0) is None
