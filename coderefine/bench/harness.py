@@ -273,12 +273,15 @@ def run_bench(
     jobs: int,
     on_result: Callable[[TaskResult, bool], None] | None = None,
     keep: Callable[[BenchTask, Strategy], bool] | None = None,
+    on_start: Callable[[BenchTask, Strategy], None] | None = None,
 ) -> list[TaskResult]:
     """Every (task, strategy) pair; a pair already in ``cache_dir`` is read back instead of run.
 
     ``model_for`` gives the model of a pair (a strategy may name its own). The pairs run on daemon
     threads: on Ctrl-C or SIGTERM the main thread stops the runner's processes and returns at once,
     without waiting for a model reply that may take a minute. ``keep`` chooses the pairs of a shard.
+    ``on_start`` hears of each pair that is run (not read back) as it starts: a pair of a small local
+    model can take half an hour, and a run that says nothing until then looks hung.
     """
     results: list[TaskResult] = []
     pending: list[tuple[BenchTask, Strategy, Path | None]] = []
@@ -302,6 +305,8 @@ def run_bench(
 
     def work(item: tuple[BenchTask, Strategy, Path | None]) -> TaskResult:
         task, strategy, _ = item
+        if on_start:
+            on_start(task, strategy)
         return run_task(task, strategy, model_for(task, strategy), settings, runner, environ)
 
     for (_, _, entry), result in _run_all(pending, work, jobs, runner):

@@ -41,7 +41,7 @@ def test_unknown_suite_and_strategy_model(tmp_path: Path, capsys: pytest.Capture
     assert "name a model after the @" in capsys.readouterr().err
 
 
-def test_a_local_suite_end_to_end(tmp_path: Path) -> None:
+def test_a_local_suite_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     project = make_project(tmp_path / "proj")
     code, text = run(
         ["bench", "make-suite", "--from", str(project), "--tasks", "4", "-o", str(tmp_path / "s")]
@@ -49,9 +49,13 @@ def test_a_local_suite_end_to_end(tmp_path: Path) -> None:
     assert code == 0, text
     assert "wrote" in text
     argv = ["bench", "--suite", str(tmp_path / "s"), "--model", "do-nothing", "--strategies", "one-shot"]
+    capsys.readouterr()
     code, text = run([*argv, "--out", str(tmp_path / "out"), "--limit", "2"])
     assert code == 0
     assert "| one-shot | 0/2 0%" in text
+    # Each pair says when it starts and when it ends: a small local model's pair can take half an hour.
+    progress = capsys.readouterr().err
+    assert progress.count("coderefine: started one-shot ") == 2 and progress.count("[2/2] one-shot") == 1
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert all(row["changed"] is False and row["lines_changed"] == 0 for row in data["tasks"])
     assert data["comparisons"] == []

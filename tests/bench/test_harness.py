@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.bench.harness import run_bench
+from coderefine.bench.harness import BenchTask, run_bench
 from coderefine.bench.models import DoNothingModel, OracleModel
-from coderefine.bench.strategies import STRATEGIES, strategies
+from coderefine.bench.result import TaskResult
+from coderefine.bench.strategies import STRATEGIES, Strategy, strategies
 from coderefine.bench.summary import summary
 from coderefine.bench.tasks import load_tasks, select_tasks
 from coderefine.config import Settings
@@ -86,6 +87,27 @@ def test_runs_resume_from_the_cache(tmp_path: Path) -> None:
     second = run_bench(*args, cache_dir=tmp_path, jobs=1, on_result=lambda r, cached: seen.append(cached))
     assert seen == [False, True]
     assert first == second
+
+
+def test_each_pair_run_is_announced_as_it_starts_and_a_cached_one_is_not(tmp_path: Path) -> None:
+    tasks = select_tasks(load_tasks(), ids=["2", "3"])
+    events: list[str] = []
+    args = (tasks, strategies("one-shot"), oracle, Settings(), SubprocessRunner(), ENV)
+
+    def started(task: BenchTask, strategy: Strategy) -> None:
+        events.append(f"start {task.task_id}")
+
+    def finished(result: TaskResult, cached: bool) -> None:
+        events.append(f"{'cached' if cached else 'done'} {result.task_id}")
+
+    run_bench(*args, cache_dir=tmp_path, jobs=1, on_result=finished, on_start=started)
+    # The worker may start the next pair before the main thread hears of the last one's result.
+    assert sorted(events) == ["done Python/2", "done Python/3", "start Python/2", "start Python/3"]
+    assert events.index("start Python/2") < events.index("done Python/2") < events.index("done Python/3")
+    assert events.index("start Python/3") < events.index("done Python/3")
+    events.clear()
+    run_bench(*args, cache_dir=tmp_path, jobs=1, on_result=finished, on_start=started)
+    assert events == ["cached Python/2", "cached Python/3"]
 
 
 def test_unknown_strategy() -> None:

@@ -62,6 +62,9 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     total = shard.total if shard else len(tasks) * len(chosen)
     done = 0
 
+    def starting(task: Any, strategy: Any) -> None:
+        warn(f"started {strategy.name} {task.task_id}")
+
     def report(result: Any, cached: bool) -> None:
         nonlocal done
         done += 1
@@ -82,6 +85,7 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         jobs=args.jobs,
         on_result=report,
         keep=shard.keeps if shard else None,
+        on_start=starting,
     )
     written = write_reports(results, meta, out_dir)
     out.write(markdown(results, meta))
