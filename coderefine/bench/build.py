@@ -202,7 +202,7 @@ def _build(
         "left_out": left_out,
     }
     write_suite(folder, library, found)
-    progress(f"{label}: {len(found)} tasks ({_counts(found)})")
+    progress(f"{label}: {tasks_by_shape(found)}")
     return found
 
 
@@ -246,11 +246,13 @@ def _python_files(tree: Path) -> list[str]:
     return [path.relative_to(tree).as_posix() for path in tree.rglob("*.py")]
 
 
-def _counts(tasks: Sequence[LibraryTask]) -> str:
+def tasks_by_shape(tasks: Sequence[LibraryTask]) -> str:
+    """``"3 tasks (2 one-file, 1 multi-file)"``: a suite's size as make-suite reports it."""
     kinds: dict[str, int] = {}
     for task in tasks:
         kinds[task.shape] = kinds.get(task.shape, 0) + 1
-    return ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    shapes = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    return f"{len(tasks)} task{'s' if len(tasks) != 1 else ''} ({shapes})"
 
 
 def _baseline(

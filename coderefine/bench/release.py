@@ -108,7 +108,8 @@ def release_tasks(
     label = builder.label
     if not changed:
         raise UsageError(f"{label}: no library module changed between the releases; choose other versions")
-    builder.progress(f"{label}: running the new tests on the old code ({len(changed)} changed files)")
+    files = f"{len(changed)} changed file{'s' if len(changed) != 1 else ''}"
+    builder.progress(f"{label}: running the new tests on the old code ({files})")
     old_run = _with_texts(builder, {p: old for p, (old, _) in changed.items()}, None, whole=True)
     green = baseline.passed()
     # A test file that cannot be imported with the old code (it imports a new name) has no outcomes:

@@ -303,9 +303,7 @@ def _make_release_suites(
 
 
 def _summary(tasks: Sequence[Any], folder: str, out: TextIO) -> None:
-    kinds: dict[str, int] = {}
-    for task in tasks:
-        kinds[task.shape] = kinds.get(task.shape, 0) + 1
-    summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-    out.write(f"wrote {folder}: {len(tasks)} tasks ({summary})\n")
+    from coderefine.bench.build import tasks_by_shape
+
+    out.write(f"wrote {folder}: {tasks_by_shape(tasks)}\n")
     out.write(f"run it:  coderefine bench --suite {folder} --strategies one-shot,coderefine\n")
