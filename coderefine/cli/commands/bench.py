@@ -70,7 +70,10 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         done += 1
         state = "fixed" if result.fixed else ("error: " + result.error if result.error else "not fixed")
         note = (
-            " (cached)" if cached else f" ({result.rounds} rounds, ${result.cost:.4f}, {result.seconds:.1f}s)"
+            " (cached)"
+            if cached
+            else f" ({result.rounds} round{'s' if result.rounds != 1 else ''}, ${result.cost:.4f}, "
+            f"{result.seconds:.1f}s)"
         )
         warn(f"[{done}/{total}] {result.strategy} {result.task_id}: {state}{note}")
 
