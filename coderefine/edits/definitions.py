@@ -6,12 +6,14 @@ each block holds complete top-level statements that are put in place by name:
 
 - a ``def`` or ``class`` replaces the top-level definition of that name; a ``def`` that is no top-level
   name but the method of exactly one class replaces that method; a new name is added at the end;
-- a ``class`` that leaves out some of the methods of the class it names is a partial class: the methods
-  it has replace theirs (or are added), and the others stay;
+- a ``class`` that leaves out some of the methods or fields of the class it names is a partial class:
+  the methods and fields it has replace theirs (or are added), the others stay, and so do the class's
+  bases and decorators unless the block writes its own;
 - an ``import`` is added after the file's imports unless the file has it already; ``NAME = ...``
   replaces the top-level assignment of that name (or is added after the imports);
-- a block that defines every top-level definition of its file is the whole file (so is any block for
-  an empty file), and ``whole`` mode reads every block that way.
+- a block that holds all of its file (each definition, complete classes, the imported and assigned names,
+  the docstring and every other top-level statement) is the whole file, so it may remove or reorder; so
+  is any block for an empty file, and ``whole`` mode reads every block that way.
 
 The placed code then goes through the same gate as every edit. Placeholders ("# ... rest unchanged")
 are refused, since putting them in place would delete the code they stand for.
@@ -215,13 +217,68 @@ def place(text: str, block: CodeBlock, placement: Placement = "definition") -> s
     if placement == "whole" or not text.strip():
         return _whole(text, block.code)
     module = cst.parse_module(text)
-    old_names = {name for statement in module.body if (name := _definition_name(statement))}
-    new_names = {name for statement in new.body if (name := _definition_name(statement))}
-    if old_names and old_names <= new_names and not block.bare:
+    if not block.bare and _covers(module, new):
         return _whole(text, block.code)
     for statement in new.body:
         module = _place_statement(module, statement, fail)
     return module.code
+
+
+def _covers(old: cst.Module, new: cst.Module) -> bool:
+    """Whether ``new`` is a whole version of ``old``: it has each of its definitions (every class with all
+    its methods and fields), imports, assignments, docstring and other statements. A block with every
+    definition's name is not enough: the one function of a script, written alone as asked, would replace
+    its imports, constants and ``if __name__`` block."""
+    wanted, given = _skeleton(old), _skeleton(new)
+    if any(given.get(key, 0) < count for key, count in wanted.items()):
+        return False
+    classes = {c.name.value: c for c in new.body if isinstance(c, cst.ClassDef)}
+    return all(
+        _complete(c, classes[c.name.value])
+        for c in old.body
+        if isinstance(c, cst.ClassDef) and c.name.value in classes
+    )
+
+
+def _skeleton(module: cst.Module) -> dict[tuple[str, str], int]:
+    """What a module's top level holds, by what names it: definitions, imported and assigned names, a
+    docstring; any other statement by its kind (``if``, ``try``, a call), counted."""
+    found: dict[tuple[str, str], int] = {}
+
+    def add(key: tuple[str, str]) -> None:
+        found[key] = found.get(key, 0) + 1
+
+    for index, statement in enumerate(module.body):
+        if (name := _definition_name(statement)) is not None:
+            add(("definition", name))
+        elif _is_import(statement):
+            assert isinstance(statement, cst.SimpleStatementLine)
+            for small in statement.body:
+                for imported in _imported_names(small):
+                    found[("import", imported)] = 1
+        elif (assigned := _assigned_name(statement)) is not None:
+            found[("assign", assigned)] = 1
+        elif index == 0 and _is_docstring(statement):
+            add(("docstring", ""))
+        else:
+            inner = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else statement
+            add(("statement", type(inner).__name__))
+    return found
+
+
+def _imported_names(small: cst.BaseSmallStatement) -> list[str]:
+    if not isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small.names, cst.ImportStar):
+        return ["*"]
+    return [alias.evaluated_alias or cst.Module(body=[]).code_for_node(alias.name) for alias in small.names]
+
+
+def _complete(old: cst.ClassDef, new: cst.ClassDef) -> bool:
+    """Whether ``new`` has every method and class-level field of ``old`` (is no partial class)."""
+
+    def names(cls: cst.ClassDef) -> set[str]:
+        return {n for m in _members(cls) if (n := _definition_name(m) or _assigned_name(m)) is not None}
+
+    return names(old) <= names(new) and isinstance(new.body, cst.IndentedBlock)
 
 
 def _whole(text: str, code: str) -> str:
@@ -375,13 +432,16 @@ def _with_member(cls: cst.ClassDef, member: cst.BaseStatement) -> cst.ClassDef:
 
 
 def _merged_class(old: cst.ClassDef, new: cst.ClassDef) -> cst.ClassDef:
-    """The new class when it has every method of the old one; else the old class with the new one's
-    methods and assignments put in place (a partial class)."""
-    old_methods = {_definition_name(m) for m in _members(old) if isinstance(m, cst.FunctionDef)}
-    new_methods = {_definition_name(m) for m in _members(new) if isinstance(m, cst.FunctionDef)}
-    if old_methods <= new_methods or not isinstance(new.body, cst.IndentedBlock):
+    """The new class when it has every method and field of the old one; else the old class with the new
+    one's methods and assignments put in place (a partial class). A partial class keeps the old one's
+    bases and decorators unless it writes its own: a model shown only a method writes ``class Name:``."""
+    if _complete(old, new) or not isinstance(new.body, cst.IndentedBlock):
         return new
-    merged = old.with_changes(bases=new.bases, keywords=new.keywords, decorators=new.decorators)
+    merged = old
+    if new.bases or new.keywords:
+        merged = merged.with_changes(bases=new.bases, keywords=new.keywords, lpar=new.lpar, rpar=new.rpar)
+    if new.decorators:
+        merged = merged.with_changes(decorators=new.decorators)
     for member in _members(new):
         if _definition_name(member) or _assigned_name(member):
             merged = _with_member(merged, member)

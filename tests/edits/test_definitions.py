@@ -60,14 +60,71 @@ def test_a_partial_class_replaces_the_methods_it_has_and_keeps_the_others() -> N
     assert "def __init__(self, side)" in new and "def perimeter(self)" in new and "    side = 1\n" in new
 
 
-def test_a_class_with_every_method_replaces_the_whole_class() -> None:
+def test_a_class_with_every_method_and_field_replaces_the_whole_class() -> None:
+    code = (
+        "class Square:\n    side = 2\n\n    def __init__(self, side):\n        self.side = side\n\n"
+        "    def area(self):\n        return self.side**2\n\n"
+        "    def perimeter(self):\n        return 4 * self.side\n"
+    )
+    new = place(MODULE, block(code))
+    assert "side = 2" in new and "side = 1" not in new and "return self.side**2" in new
+
+
+def test_a_class_that_leaves_out_a_field_is_partial_and_keeps_it() -> None:
+    # Every method but not the field: a model that was shown the methods rewrote them, it did not mean to
+    # delete the field (a fields-only dataclass given one new method lost all its fields).
     code = (
         "class Square:\n    def __init__(self, side):\n        self.side = side\n\n"
         "    def area(self):\n        return self.side**2\n\n"
         "    def perimeter(self):\n        return 4 * self.side\n"
     )
     new = place(MODULE, block(code))
-    assert "side = 1" not in new and "return self.side**2" in new
+    assert "    side = 1\n" in new and "return self.side**2" in new
+    fields = "from dataclasses import dataclass\n\n\n@dataclass\nclass Config:\n    host: str = 'x'\n    port: int = 80\n"
+    new = place(fields, block("class Config:\n    def url(self):\n        return self.host\n"))
+    assert (
+        "@dataclass\nclass Config:\n    host: str = 'x'\n    port: int = 80\n" in new
+        and "def url(self)" in new
+    )
+
+
+def test_a_partial_class_keeps_its_bases_and_decorators_unless_it_writes_its_own() -> None:
+    text = (
+        "import abc\nfrom dataclasses import dataclass\n\n\n@dataclass(frozen=True)\n"
+        "class Box(Base, metaclass=abc.ABCMeta):\n    w: int = 1\n\n"
+        "    def area(self):\n        return self.w + self.w\n\n    def other(self):\n        return 1\n"
+    )
+    new = place(text, block("class Box:\n    def area(self):\n        return self.w * self.w\n"))
+    assert "@dataclass(frozen=True)\nclass Box(Base, metaclass=abc.ABCMeta):\n" in new
+    assert "return self.w * self.w" in new and "def other(self)" in new
+    new = place(text, block("class Box(Other):\n    def area(self):\n        return 0\n"))
+    assert "@dataclass(frozen=True)\nclass Box(Other):\n" in new
+
+
+SCRIPT = (
+    "import sys\n\nLIMIT = 3\n\n\ndef main(argv):\n    return len(argv) > LIMIT\n\n\n"
+    'if __name__ == "__main__":\n    sys.exit(main(sys.argv))\n'
+)
+
+
+def test_the_one_function_of_a_script_written_alone_keeps_the_rest_of_the_script() -> None:
+    # It names every definition of the file, but not its import, constant or __main__ block.
+    new = place(SCRIPT, block("def main(argv):\n    return len(argv) >= LIMIT\n"))
+    assert new == SCRIPT.replace("> LIMIT", ">= LIMIT")
+    one_class = '"""Shapes."""\n\nimport math\n\n\nclass Circle:\n    def area(self):\n        return 1\n\n    def perimeter(self):\n        return 2\n'
+    new = place(one_class, block("class Circle:\n    def area(self):\n        return math.pi\n"))
+    assert new == one_class.replace("return 1", "return math.pi")
+
+
+def test_a_block_with_all_of_the_file_is_the_whole_file_even_without_definitions() -> None:
+    whole = SCRIPT.replace("LIMIT = 3\n\n\n", "LIMIT = 3\n\n\ndef helper():\n    return 1\n\n\n").replace(
+        "> LIMIT", "> LIMIT + helper()"
+    )
+    assert place(SCRIPT, block(whole)) == whole
+    # Reordered imports and a removed function: the whole file, as written.
+    script = "import os\nimport sys\n\nprint(os.sep, sys.argv)\n"
+    rewritten = "import sys\nimport os\n\nprint(sys.argv, os.sep)\n"
+    assert place(script, block(rewritten)) == rewritten
 
 
 def test_a_new_function_is_added_at_the_end_after_two_blank_lines() -> None:
@@ -93,9 +150,12 @@ def test_an_assignment_replaces_the_one_of_its_name() -> None:
     assert "SCALE = 3\n" in new and "SCALE = 2" not in new
 
 
-def test_a_block_with_every_definition_is_the_whole_file() -> None:
-    whole = "import math\n\n\ndef area(r):\n    return 1\n\n\nclass Square:\n    pass\n\n\ndef untouched():\n    return 2\n"
-    assert place(MODULE, block(whole)) == whole
+def test_a_block_with_every_definition_but_not_all_of_the_file_is_placed_by_name() -> None:
+    code = "import math\n\n\ndef area(r):\n    return 1\n\n\nclass Square:\n    pass\n\n\ndef untouched():\n    return 2\n"
+    new = place(MODULE, block(code))
+    # The docstring, SCALE and Square's methods stay; the two functions are replaced.
+    assert new.startswith('"""Shapes."""') and "SCALE = 2" in new and "def perimeter(self)" in new
+    assert "def area(r):\n    return 1\n" in new and "def untouched():\n    return 2\n" in new
 
 
 def test_whole_mode_and_an_empty_file_take_the_block_as_the_file() -> None:
