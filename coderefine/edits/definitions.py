@@ -52,9 +52,13 @@ class CodeBlock:
     bare: bool = False
 
 
-def parse_code_blocks(reply: str, default_path: str | None = None) -> list[CodeBlock]:
+def parse_code_blocks(
+    reply: str, default_path: str | None = None, *, cut_off: bool = False
+) -> list[CodeBlock]:
     """Every fenced code block of a reply with the file it is for: the path on the line before the fence
-    (or on the fence line itself), else the previous block's, else ``default_path``."""
+    (or on the fence line itself), else the previous block's, else ``default_path``. ``cut_off``: the
+    reply stopped at the output token limit, so a last block whose fence never closed (or a reply of bare
+    code) ends wherever the limit fell, mid-function perhaps, and is refused rather than put in place."""
     lines = reply.splitlines()
     blocks: list[CodeBlock] = []
     failures: list[EditFailure] = []
@@ -68,13 +72,19 @@ def parse_code_blocks(reply: str, default_path: str | None = None) -> list[CodeB
         marker, language, named = opening
         end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == marker), len(lines))
         index = len(blocks) + len(failures) + 1
-        body = list(_unnested(lines[i + 1 : end]))
+        inner = lines[i + 1 : end]
+        body = list(_unnested(inner))
+        # A fence opened twice is closed twice: the second closing line is no new block's opening.
+        reopened = next((k for k, line in enumerate(inner) if fence_of(line) is None), len(inner))
+        after = end + 1
+        while reopened and after < len(lines) and lines[after].strip() == marker:
+            after, reopened = after + 1, reopened - 1
         # A path written as the block's first line (`pkg/mod.py`, **pkg/mod.py**) names the file; kept,
         # its backticks would make line 1 no Python.
         inside = clean_filename(body[0]) if body else None
         if inside is None or not inside.endswith(".py"):
             inside = None
-        elif not body[0].lstrip().startswith("#"):  # a comment naming it stays, as a comment
+        elif not body[0].lstrip().startswith(("#", '"', "'")):  # a comment or docstring naming it stays
             if _is_python(body[0]):
                 inside = None
             else:
@@ -82,25 +92,35 @@ def parse_code_blocks(reply: str, default_path: str | None = None) -> list[CodeB
         path = (clean_filename(named) if named else None) or inside or filename_before(lines, i) or previous
         code = "".join(line + "\n" for line in body)
         if language.lower() not in ("", "python", "py", "python3") or not code.strip():
-            i = end + 1  # another language's block, or a stray fence with nothing in it
+            i = after  # another language's block, or a stray fence with nothing in it
             continue
         if path is None:
             failures.append(
                 EditFailure(index, "", "names no file; put the file's path on the line before the fence")
             )
+        elif cut_off and end == len(lines):
+            failures.append(EditFailure(index, path, _CUT_OFF))
         else:
             blocks.append(CodeBlock(path, code, index))
             previous = path
-        i = end + 1
+        i = after
     if failures:
         raise EditError(failures)
     if not blocks and (found := _unfenced(lines, default_path)) is not None:
+        if cut_off:
+            raise EditError([EditFailure(1, found.path, _CUT_OFF)])
         return [found]
     if not blocks:
         raise EditError(
             [EditFailure(0, "", "the reply has no code block; write each definition in a ```python fence")]
         )
     return blocks
+
+
+_CUT_OFF = (
+    "was cut off at the output token limit before it ended, so its last definition may be incomplete; "
+    "write only the definitions that change, each complete, in a closed fence"
+)
 
 
 def _is_python(line: str) -> bool:

@@ -45,12 +45,16 @@ def apply_reply(
     files: Mapping[str, str],
     allowed: Sequence[str],
     default_path: str | None = None,
+    *,
+    cut_off: bool = False,
 ) -> dict[str, str]:
-    """The texts of the files a reply in ``edit_format`` changes; EditError says what could not be used."""
+    """The texts of the files a reply in ``edit_format`` changes; EditError says what could not be used.
+    ``cut_off``: the reply stopped at the output token limit (a SEARCH/REPLACE block cut short has no
+    REPLACE marker and is refused already; a code block must have closed its fence)."""
     if edit_format == "search-replace":
         return apply_edits(files, parse_edit_blocks(reply, default_path=default_path), allowed)
     # libcst's import (a tenth of a second) only for the formats that put definitions in place by name.
     from coderefine.edits.definitions import apply_definitions, parse_code_blocks
 
-    blocks = parse_code_blocks(reply, default_path=default_path)
+    blocks = parse_code_blocks(reply, default_path=default_path, cut_off=cut_off)
     return apply_definitions(files, blocks, allowed, "whole" if edit_format == "whole" else "definition")

@@ -65,6 +65,9 @@ def signal_budget(setting: int, chosen: bool, models: Iterable[str]) -> int:
 # What a request holds besides the files, the signals and the spec: the system prompt's rules, the intent,
 # the diff and the instructions (the critic's request on a small change is about this much).
 REQUEST_OVERHEAD = 1_500
+# Of that, what the intent and the diff may take; a longer diff (a change over many functions) is paid for
+# out of the files' views, or the request would pass the window after all.
+DIFF_ALLOWANCE = 500
 
 
 def view_budget(models: Iterable[str], max_output: int, chosen: bool, sections: int) -> int | None:

@@ -18,7 +18,7 @@ from coderefine.errors import BudgetExceededError, TimeLimitError
 from coderefine.models.base import Block, Message, Model, ModelReply, ModelRequest, Role, Usage, ready
 from coderefine.models.prices import cost_of
 from coderefine.models.roles import role_specs
-from coderefine.models.windows import signal_budget, view_budget
+from coderefine.models.windows import DIFF_ALLOWANCE, FLOOR, signal_budget, view_budget
 from coderefine.project.change import Change
 from coderefine.project.redact import Redactor
 from coderefine.refiner.context import FileView, fit_views, named_spans, unseen_note, views_for
@@ -208,6 +208,10 @@ class Session:
         and the reviser of a round get the same views, so they share one cached prefix. The lines
         this run rewrote stay in focus too: a revision that undid the whole change leaves no diff and no
         signal, and the critic confirming it was shown all of a 2,700-line file."""
+        if self.edit_format == "whole":
+            # The model answers with every line of each file: it must be shown every line.
+            self.shown = {p: FileView(p, t) for p, t in texts.items()}
+            return self.shown
         rewritten = {
             p: touched_lines(self.original[p], t)
             for p, t in texts.items()
@@ -227,13 +231,17 @@ class Session:
             views.update(
                 views_for(partial, self.before, comparison.introduced, self.settings.context_lines, focus)
             )
-        self.shown = self._fitted(views, texts, comparison, rewritten)
+        # The critic's and the reviser's requests carry the intent and the diff beside the views.
+        beside = len(self.intent) + len(_diff(self.before, texts))
+        self.shown = self._fitted(views, texts, comparison, rewritten, beside)
         return self.shown
 
     def author_views(self, texts: Mapping[str, str], comparison: Comparison) -> dict[str, FileView] | None:
-        """The author's views: None (every file whole), unless that would not fit the model's context."""
+        """The author's views: None (every file whole), unless that would not fit the model's context
+        (never in ``whole`` format, whose answer is every line of each file)."""
         whole = {p: FileView(p, t) for p, t in texts.items()}
-        fitted = self._fitted(whole, texts, comparison, {})
+        fitted = whole if self.edit_format == "whole" else self._fitted(whole, texts, comparison, {})
+        self.shown = fitted  # so that a retry says which parts the author was not shown
         return None if fitted == whole else fitted
 
     def _fitted(
@@ -242,16 +250,20 @@ class Session:
         texts: Mapping[str, str],
         comparison: Comparison,
         rewritten: Mapping[str, Iterable[int]],
+        beside: int = 0,
     ) -> dict[str, FileView]:
-        """``views``, or excerpts that fit the smallest context of the models that read them."""
-        if self._view_chars is None or sum(v.shown_chars for v in views.values()) <= self._view_chars:
+        """``views``, or excerpts that fit the smallest context of the models that read them, beside the
+        ``beside`` characters of intent and diff the request also holds."""
+        if self._view_chars is None:
+            return views
+        over = max(0, beside - DIFF_ALLOWANCE * CHARS_PER_TOKEN)
+        budget = max(FLOOR * CHARS_PER_TOKEN, self._view_chars - over)
+        if sum(v.shown_chars for v in views.values()) <= budget:
             return views
         spec = self.prompts.spec
         # The author of a run without signals has nothing but the given tests to focus on.
         called = spec.focus(texts, comparison.introduced, given=True) if spec is not None else {}
-        return fit_views(
-            views, texts, self.before, comparison.introduced, rewritten, called, self._view_chars
-        )
+        return fit_views(views, texts, self.before, comparison.introduced, rewritten, called, budget)
 
     def call(self, request: ModelRequest, round_number: int) -> ModelReply:
         """One model call: within the budget, with secrets redacted out and restored in the answer."""
@@ -312,7 +324,7 @@ class Session:
             reply = self.call(request, round_number)
             start = self.ledger.clock()
             try:
-                return self._apply(reply.text, texts)
+                return self._apply(reply.text, texts, cut_off=reply.stop_reason == "max_tokens")
             except RejectedEdit as exc:
                 if attempt == 2:
                     raise RejectedEdit(exc.kind, exc.feedback + _why(reply)) from exc
@@ -332,10 +344,14 @@ class Session:
         finally:
             self.ledger.time("gate", start)
 
-    def _apply(self, reply: str, texts: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
+    def _apply(
+        self, reply: str, texts: Mapping[str, str], *, cut_off: bool = False
+    ) -> tuple[dict[str, str], tuple[str, ...]]:
         default = self.allowed[0] if len(self.allowed) == 1 else None
         try:
-            changed = apply_reply(self.edit_format, reply, texts, self.allowed, default_path=default)
+            changed = apply_reply(
+                self.edit_format, reply, texts, self.allowed, default_path=default, cut_off=cut_off
+            )
         except EditError as exc:
             raise RejectedEdit("edit-failed", exc.feedback() + self._unseen(reply)) from exc
         # The candidate's tests start as soon as it can run (paths allowed, every file compiles), while

@@ -242,6 +242,33 @@ def test_a_fence_opened_twice_is_read_as_one_block() -> None:
     reply = "shapes.py\n```python\n```python\ndef area(r):\n    return r * r\n```\n```\n"
     [found] = parse_code_blocks(reply)
     assert found.code == "def area(r):\n    return r * r\n"
+    # Its second closing line opens nothing: the prose and the next block after it are read as such.
+    reply += "This multiplies the radius by itself.\n\nshapes.py\n```python\ndef perimeter(r):\n    return 2 * r\n```\n"
+    first, second = parse_code_blocks(reply)
+    assert first.code == found.code and (second.path, second.code) == (
+        "shapes.py",
+        "def perimeter(r):\n    return 2 * r\n",
+    )
+
+
+def test_a_docstring_naming_the_file_is_code_not_a_path_line() -> None:
+    reply = 'main.py\n```python\n"""main.py"""\n\nimport sys\n\n\ndef main():\n    return 2\n```\n'
+    [found] = parse_code_blocks(reply)
+    assert found.path == "main.py" and found.code.startswith('"""main.py"""\n')
+
+
+def test_a_reply_cut_off_at_the_token_limit_is_refused_when_its_last_block_is_unfinished() -> None:
+    function = (
+        "def price(items, tax):\n    total = sum(items)\n    if total < 0:\n        raise ValueError(total)\n"
+    )
+    cut = f"shop.py\n```python\n{function}"
+    with pytest.raises(EditError, match="cut off at the output token limit"):
+        parse_code_blocks(cut, cut_off=True)
+    with pytest.raises(EditError, match="cut off at the output token limit"):
+        parse_code_blocks(function, default_path="shop.py", cut_off=True)
+    # Not cut off, an unclosed fence ends with the reply; cut off after the fence closed, it is whole.
+    assert parse_code_blocks(cut)[0].code == function
+    assert parse_code_blocks(cut + "```\nThis checks the total and", cut_off=True)[0].code == function
 
 
 def test_a_reply_of_bare_code_is_the_one_file_under_reviews_block() -> None:

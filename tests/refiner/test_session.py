@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
+import pytest
+
 from coderefine.config import Settings
+from coderefine.models.base import ModelReply, Usage
 from coderefine.models.scripted import ScriptedModel
-from coderefine.project.change import from_worktree
+from coderefine.models.windows import DIFF_ALLOWANCE
+from coderefine.project.change import Change, FileChange, from_worktree
 from coderefine.project.gitio import GitRepo
 from coderefine.project.runner import SubprocessRunner
+from coderefine.project.textfile import SourceText
 from coderefine.project.workspace import project_files
 from coderefine.refiner.loop import refine
+from coderefine.refiner.session import NoProgress, RejectedEdit, Session, _diff
+from coderefine.refiner.spec import CHARS_PER_TOKEN
+from coderefine.signals.base import Comparison
 from coderefine.signals.evaluate import Evaluator
 from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
 from tests.refiner.test_loop import PASS
@@ -85,3 +94,89 @@ def test_an_author_without_signals_is_shown_what_the_given_tests_call(make_repo:
     text = author.prompt_text()
     assert len(text) // 4 + 1024 <= 8192, len(text) // 4
     assert "def f7(a, b):" in text and "return a - b" in text and "def test_f7():" in text
+
+
+def session_for(before: str, after: str, model: str, edit_format: str = "auto") -> Session:
+    change = Change(
+        Path("/nonexistent"),
+        (FileChange("mod.py", SourceText(before), SourceText(after), "modified"),),
+        "files",
+    )
+    settings = Settings(model=model, edit_format=edit_format, sources={"model": "flag"})
+    return Session(
+        change,
+        settings,
+        model=None,
+        evaluator=None,
+        intent="f7 adds",
+        progress=NoProgress(),
+        clock=time.monotonic,
+    )
+
+
+def module_of(functions: int, changed: set[int]) -> str:
+    parts = []
+    for n in range(functions):
+        doc = DOC.replace("long", "LONG") if n in changed else DOC
+        parts.append(f'def f{n}(a, b):\n    """\n{doc * 5}    """\n    return a + b\n')
+    return "\n\n".join(parts)
+
+
+def test_a_long_diff_is_paid_for_out_of_the_views() -> None:
+    # 23 functions fit a local model's views whole; the diff of three rewritten docstrings beside them
+    # would not, so the views become excerpts.
+    before, after = module_of(23, set()), module_of(23, {3, 11, 19})
+    session = session_for(before, after, "gguf:qwen2.5-coder-1.5b")
+    assert session._view_chars is not None and len(after) < session._view_chars
+    views = session.views({"mod.py": after}, Comparison((), (), (), ()))
+    diff = _diff({"mod.py": before}, {"mod.py": after})
+    assert not views["mod.py"].whole
+    assert views["mod.py"].shown_chars + len(diff) <= session._view_chars + DIFF_ALLOWANCE * CHARS_PER_TOKEN
+    # One changed line leaves the file whole.
+    one = after.replace("LONG", "long").replace("def f3(a, b):", "def f3(a, b=0):")
+    assert (
+        session_for(before, one, "gguf:qwen2.5-coder-1.5b")
+        .views({"mod.py": one}, Comparison((), (), (), ()))["mod.py"]
+        .whole
+    )
+
+
+def test_the_whole_format_always_shows_files_whole() -> None:
+    # Its answer is every line of each file, so it is shown every line, even past a small context.
+    before, after = module_of(60, set()), module_of(60, {7})
+    session = session_for(before, after, "gguf:qwen2.5-coder-1.5b", edit_format="whole")
+    assert session.views({"mod.py": after}, Comparison((), (), (), ()))["mod.py"].whole
+    assert session.author_views({"mod.py": after}, Comparison((), (), (), ())) is None
+    assert (
+        not session_for(before, after, "gguf:qwen2.5-coder-1.5b")
+        .views({"mod.py": after}, Comparison((), (), (), ()))["mod.py"]
+        .whole
+    )
+
+
+def test_a_reply_cut_off_at_the_token_limit_is_not_put_in_place_and_its_retry_says_why() -> None:
+    before = "def price(items, tax):\n    total = sum(items)\n    if total < 0:\n        raise ValueError(total)\n    return round(total * (1 + tax), 2)\n"
+    cut = "mod.py\n```python\ndef price(items, tax):\n    total = sum(items)\n    if total < 0:\n"
+    model = ScriptedModel(
+        [ModelReply(cut, Usage(100, 1024), "gguf:qwen2.5-coder-1.5b", stop_reason="max_tokens"), "No change."]
+    )
+    change = Change(
+        Path("/nonexistent"),
+        (FileChange("mod.py", SourceText(before), SourceText(before), "modified"),),
+        "files",
+    )
+    settings = Settings(model="gguf:qwen2.5-coder-1.5b", sources={"model": "flag"})
+    session = Session(
+        change,
+        settings,
+        model=model,
+        evaluator=None,
+        intent="round",
+        progress=NoProgress(),
+        clock=time.monotonic,
+    )
+    request = session.prompts.author({"mod.py": before}, intent="round")
+    with pytest.raises(RejectedEdit):
+        session.edit(request, {"mod.py": before}, 1)
+    retry = model.history[1].prompt_text()
+    assert "cut off at the output token limit" in retry
