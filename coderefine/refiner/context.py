@@ -265,15 +265,23 @@ def fit_views(
     return fitting[0] if fitting else min(candidates, key=size)
 
 
-def unseen_note(views: Mapping[str, FileView]) -> str:
+# What a model writing edits in each format must take from a file shown in part.
+PARTIAL_RULE = {
+    "search-replace": "a SEARCH must copy lines from these parts exactly",
+    "definition": "write only definitions shown here, each complete, or new ones",
+    "whole": "write every line of each file",
+}
+
+
+def unseen_note(views: Mapping[str, FileView], edit_format: str = "search-replace") -> str:
     """What an edit-error message adds when a file was shown only in part."""
     partial = [v for v in views.values() if not v.whole]
     if not partial:
         return ""
     shown = "; ".join(f"{v.path}: lines {v.describe()}" for v in partial)
     return (
-        f"Only parts of the files were shown to you ({shown}). A SEARCH must copy lines from those "
-        "parts exactly, or from the excerpts added to this message."
+        f"Only parts of the files were shown to you ({shown}); {PARTIAL_RULE[edit_format]}, taking the "
+        "excerpts added to this message as shown too."
     )
 
 

@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 
 from coderefine.models.base import Block, Message, ModelRequest
-from coderefine.refiner.context import FileView, Span, view_of
+from coderefine.refiner.context import PARTIAL_RULE, FileView, Span, view_of
 from coderefine.refiner.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL, Critique
 from coderefine.refiner.spec import SpecSource
 from coderefine.signals.base import Comparison, Signal
@@ -147,7 +147,9 @@ def excerpt(view: FileView, span: Span) -> str:
     return fence("code", view.excerpt_text(span), f"path={view.path} lines={span[0]}-{span[1]}")
 
 
-def code_block(files: Mapping[str, str], views: Mapping[str, FileView] | None = None) -> Block:
+def code_block(
+    files: Mapping[str, str], views: Mapping[str, FileView] | None = None, edit_format: str = "search-replace"
+) -> Block:
     parts = ["The files under review, as they are now:"]
     for path, text in files.items():
         view = (views or {}).get(path)
@@ -157,7 +159,7 @@ def code_block(files: Mapping[str, str], views: Mapping[str, FileView] | None = 
         lines = text.count("\n")
         parts.append(
             f"{path} has {lines} lines, so only the parts this change touches are shown, verbatim, each "
-            "labelled with its line numbers; a SEARCH must copy lines from these parts."
+            f"labelled with its line numbers; {PARTIAL_RULE[edit_format]}."
         )
         parts.extend(excerpt(view, span) for span in view.excerpts)
         if view.outline:
@@ -231,7 +233,7 @@ class PromptBuilder:
                 .replace("{protocol_version}", PROTOCOL_VERSION)
                 .replace("{edit_format}", prompt_text(EDIT_RULES[self.edit_format]))
             ),
-            code_block(files, views),
+            code_block(files, views, self.edit_format),
         )
 
     def _request(

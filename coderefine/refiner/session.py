@@ -371,7 +371,7 @@ class Session:
 
     def _unseen(self, reply: str) -> str:
         """For a file shown in part: say so, and show the hidden definitions the reply tried to edit."""
-        note = unseen_note(self.shown)
+        note = unseen_note(self.shown, self.edit_format)
         if not note:
             return ""
         spans = [excerpt(v, span) for v in self.shown.values() for span in named_spans(v, reply)]

@@ -94,6 +94,11 @@ def test_an_author_without_signals_is_shown_what_the_given_tests_call(make_repo:
     text = author.prompt_text()
     assert len(text) // 4 + 1024 <= 8192, len(text) // 4
     assert "def f7(a, b):" in text and "return a - b" in text and "def test_f7():" in text
+    # In the definition format, the rule for a file shown in part is about definitions, not SEARCH
+    # lines; the author's retry says which parts it was shown.
+    assert "write only definitions shown here, each complete" in text and "a SEARCH" not in text
+    retry = model.history[1].prompt_text()
+    assert model.history[1].role == "author" and "Only parts of the files were shown to you" in retry
 
 
 def session_for(before: str, after: str, model: str, edit_format: str = "auto") -> Session:
