@@ -20,6 +20,7 @@ refuses the rest with a message the model can act on.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from collections.abc import Mapping, Sequence
@@ -260,6 +261,26 @@ def apply_block(text: str, block: EditBlock) -> str:
     return "".join(lines[:start] + new + lines[end:])
 
 
+# The path of the example in each edit format's rules (prompts/edit_*.txt); a small model copies it.
+EXAMPLE_PATH = "path/relative/to/repo.py"
+
+
+def resolve_path(path: str, allowed: Sequence[str]) -> str:
+    """The file under review a block's path means: the path itself when it is one; else the one file
+    under review with the same file name (a model that wrote ``special.py`` or ``path/special.py`` for
+    ``slugify/special.py``); else, with one file under review, the example path of the rules copied
+    as it stands. Any other path is returned as it is, and refused as not under review."""
+    if path in allowed:
+        return path
+    name = path.rsplit("/", 1)[-1]
+    same = [a for a in allowed if a.rsplit("/", 1)[-1] == name]
+    if len(same) == 1:
+        return same[0]
+    if path == EXAMPLE_PATH and len(allowed) == 1:
+        return allowed[0]
+    return path
+
+
 def apply_edits(
     files: Mapping[str, str], blocks: Sequence[EditBlock], allowed: Sequence[str]
 ) -> dict[str, str]:
@@ -271,6 +292,7 @@ def apply_edits(
     current = dict(files)
     failures: list[EditFailure] = []
     for block in blocks:
+        block = dataclasses.replace(block, path=resolve_path(block.path, allowed))
         if block.path not in allowed:
             failures.append(
                 EditFailure(

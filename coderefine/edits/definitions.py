@@ -22,6 +22,7 @@ are refused, since putting them in place would delete the code they stand for.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,7 +30,14 @@ from typing import Literal, TypeVar
 
 import libcst as cst
 
-from coderefine.edits.blocks import EditError, EditFailure, clean_filename, fence_of, filename_before
+from coderefine.edits.blocks import (
+    EditError,
+    EditFailure,
+    clean_filename,
+    fence_of,
+    filename_before,
+    resolve_path,
+)
 
 Placement = Literal["definition", "whole"]
 Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement  # what a module body holds
@@ -185,6 +193,7 @@ def apply_definitions(
     current = dict(files)
     failures: list[EditFailure] = []
     for block in blocks:
+        block = dataclasses.replace(block, path=resolve_path(block.path, allowed))
         if block.path not in allowed:
             failures.append(
                 EditFailure(

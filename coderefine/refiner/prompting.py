@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
+from coderefine.edits.blocks import EXAMPLE_PATH
 from coderefine.models.base import Block, Message, ModelRequest
 from coderefine.refiner.context import PARTIAL_RULE, FileView, Span, view_of
 from coderefine.refiner.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL, Critique
@@ -227,11 +228,15 @@ class PromptBuilder:
         self.context: tuple[Signal, ...] = ()
 
     def _system(self, files: Mapping[str, str], views: Mapping[str, FileView] | None) -> tuple[Block, ...]:
+        # The rules' example names a file under review: a small model copies the example's path as it is.
+        rules = prompt_text(EDIT_RULES[self.edit_format]).replace(
+            EXAMPLE_PATH, next(iter(files), EXAMPLE_PATH)
+        )
         return (
             Block(
                 prompt_text("system")
                 .replace("{protocol_version}", PROTOCOL_VERSION)
-                .replace("{edit_format}", prompt_text(EDIT_RULES[self.edit_format]))
+                .replace("{edit_format}", rules)
             ),
             code_block(files, views, self.edit_format),
         )

@@ -2,7 +2,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coderefine.edits.blocks import EditBlock, EditError, apply_block, apply_edits, parse_edit_blocks
+from coderefine.edits.blocks import (
+    EXAMPLE_PATH,
+    EditBlock,
+    EditError,
+    apply_block,
+    apply_edits,
+    parse_edit_blocks,
+    resolve_path,
+)
 
 SOURCE = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 FIX = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
@@ -147,3 +155,20 @@ def test_apply_then_inverse_round_trips(file_lines: list[str], data: st.DataObje
     replace = "".join(f"new{i}:{line}\n" for i, line in enumerate(data.draw(lines)))
     changed = apply_block(text, EditBlock("m.py", search, replace, 1))
     assert apply_block(changed, EditBlock("m.py", replace, search, 1)) == text
+
+
+def test_a_path_off_by_its_folders_or_the_examples_own_means_the_file_under_review() -> None:
+    allowed = ["slugify/special.py", "slugify/slugify.py"]
+    assert resolve_path("slugify/special.py", allowed) == "slugify/special.py"
+    assert resolve_path("special.py", allowed) == "slugify/special.py"
+    assert resolve_path("path/special.py", allowed) == "slugify/special.py"
+    # The example path of the rules means the one file under review, and only when there is one.
+    assert resolve_path(EXAMPLE_PATH, ["slugify/special.py"]) == "slugify/special.py"
+    assert resolve_path(EXAMPLE_PATH, allowed) == EXAMPLE_PATH
+    # Two files of that name, or none: the path stays, and is refused as not under review.
+    assert resolve_path("util.py", ["a/util.py", "b/util.py"]) == "util.py"
+    assert resolve_path("tests/test_special.py", allowed) == "tests/test_special.py"
+    block = EditBlock("special.py", "x = 1\n", "x = 2\n", 1)
+    assert apply_edits({"slugify/special.py": "x = 1\n"}, [block], ["slugify/special.py"]) == {
+        "slugify/special.py": "x = 2\n"
+    }

@@ -241,3 +241,12 @@ def test_the_shared_system_text_claims_no_signals_a_strategy_did_not_collect() -
     assert "no signals section, or one that says no signal was collected, measured nothing" in system
     assert "Signals introduced" not in author.messages[0].text
     assert "not collected: no linter or test was run" in critic.messages[0].text
+
+
+def test_the_rules_example_names_a_file_under_review_not_a_placeholder() -> None:
+    # A 1.5B model wrote `path/relative/to/repo.py` above every block, as the example had it.
+    for edit_format in ("search-replace", "definition", "whole"):
+        prompts = PromptBuilder(1000, edit_format=edit_format)
+        request = prompts.author({"slugify/special.py": "x = 1\n"}, intent="add y")
+        rules = request.system[0].text
+        assert "slugify/special.py\n```python" in rules and "path/relative/to/repo.py" not in rules
