@@ -46,7 +46,7 @@ class FileView:
         return self.whole or any(a <= start and end <= b for a, b in self.excerpts)
 
     def excerpt_text(self, span: Span) -> str:
-        lines = self.text.splitlines(keepends=True)
+        lines = source_lines(self.text)
         return "".join(lines[span[0] - 1 : span[1]])
 
     def describe(self) -> str:
@@ -70,9 +70,18 @@ class _Definition:
     calls: frozenset[str]
 
 
+def source_lines(text: str) -> list[str]:
+    """``text``'s lines as Python numbers them, each with its ending: broken at ``\\n`` only, where
+    ``str.splitlines`` also breaks at a form feed (a page break in older modules) or ``\\u2028``, and the
+    excerpt of a line would be another line."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    return [*lines, parts[-1]] if parts[-1] else lines
+
+
 def changed_lines(before: str, after: str) -> set[int]:
     """Lines of ``after`` (1-based) that differ from ``before``; a deletion marks the line at its place."""
-    old, new = before.splitlines(), after.splitlines()
+    old, new = ([line.rstrip("\r\n") for line in source_lines(text)] for text in (before, after))
     lines: set[int] = set()
     matcher = difflib.SequenceMatcher(None, old, new)
     for op, _i1, _i2, j1, j2 in matcher.get_opcodes():

@@ -131,3 +131,17 @@ def test_a_search_on_unseen_lines_says_what_was_shown(make_repo: RepoFactory) ->
 def test_a_change_all_over_a_large_module_sends_it_whole() -> None:
     everywhere = MODULE.replace("value * 1", "value * 2")
     assert views_for({"m.py": everywhere}, {"m.py": MODULE}, (), threshold=400)["m.py"].whole
+
+
+def test_a_form_feed_is_no_line_break_for_excerpts() -> None:
+    # A page break (^L) on a line of its own, as older modules have: str.splitlines breaks there too, so
+    # the excerpt of a line Python numbers N was line N+1.
+    functions = [
+        f"def f{n}(a, b):\n" + "    x = a\n" * 20 + f"    return a + b  # f{n}\n\n\n" for n in range(20)
+    ]
+    text = "import os\n\n\x0c\n" + "\x0c\n".join(functions)
+    target = next(i + 1 for i, line in enumerate(text.split("\n")) if "# f15" in line)
+    view = view_of("m.py", text, [target], threshold=50, tight=True)
+    shown = "".join(view.excerpt_text(span) for span in view.excerpts)
+    assert "# f15\n" in shown
+    assert changed_lines(text, text.replace("# f15", "# f15!")) == {target}
