@@ -418,7 +418,8 @@ def _place_statement(
         return module.with_changes(body=body)
     raise fail(
         f"has '{_code(cst.Module(body=[]), statement).splitlines()[0]}', which cannot be placed by name; "
-        "write only complete functions, classes, imports and NAME = ... assignments, or the whole file"
+        "write only complete functions, classes, imports and NAME = ... assignments, or the whole file "
+        "(all of it: every import, assignment and statement it has, too)"
     )
 
 
