@@ -82,11 +82,7 @@ def parse_code_blocks(
         index = len(blocks) + len(failures) + 1
         inner = lines[i + 1 : end]
         body = list(_unnested(inner))
-        # A fence opened twice is closed twice: the second closing line is no new block's opening.
-        reopened = next((k for k, line in enumerate(inner) if fence_of(line) is None), len(inner))
-        after = end + 1
-        while reopened and after < len(lines) and lines[after].strip() == marker:
-            after, reopened = after + 1, reopened - 1
+        reopened = _leading_fences(inner)
         # A path written as the block's first line (`pkg/mod.py`, **pkg/mod.py**) names the file; kept,
         # its backticks would make line 1 no Python.
         inside = clean_filename(body[0]) if body else None
@@ -96,7 +92,13 @@ def parse_code_blocks(
             if _is_python(body[0]):
                 inside = None
             else:
-                body = body[1:]
+                # A fence may follow the path line too (```, the path, ```python): no Python either.
+                reopened += _leading_fences(body[1:])
+                body = list(_unnested(body[1:]))
+        # A fence opened twice is closed twice: the second closing line is no new block's opening.
+        after = end + 1
+        while reopened and after < len(lines) and lines[after].strip() == marker:
+            after, reopened = after + 1, reopened - 1
         path = (clean_filename(named) if named else None) or inside or filename_before(lines, i) or previous
         code = "".join(line + "\n" for line in body)
         if language.lower() not in ("", "python", "py", "python3") or not code.strip():
@@ -150,6 +152,10 @@ def _unnested(lines: Sequence[str]) -> Sequence[str]:
     while end > start and fence_of(lines[end - 1]) is not None:
         end -= 1
     return lines[start:end]
+
+
+def _leading_fences(lines: Sequence[str]) -> int:
+    return next((k for k, line in enumerate(lines) if fence_of(line) is None), len(lines))
 
 
 _CODE_START = re.compile(r"(@\w|def |async def |class |import \w|from [\w.]+ import )")

@@ -251,6 +251,16 @@ def test_a_fence_opened_twice_is_read_as_one_block() -> None:
     )
 
 
+def test_a_fence_after_a_path_line_inside_a_block_is_no_code() -> None:
+    # The 1.5B wrote a fence, the path, then the fence it meant (self-refine on a python-slugify task).
+    for reply in (
+        "```\nshapes.py\n```python\ndef area(r):\n    return r * r\n```\n",
+        "```python\n`shapes.py`\n```python\ndef area(r):\n    return r * r\n```\n```\nThe radius squared.\n",
+    ):
+        [found] = parse_code_blocks(reply, default_path="other.py")
+        assert (found.path, found.code) == ("shapes.py", "def area(r):\n    return r * r\n"), reply
+
+
 def test_a_docstring_naming_the_file_is_code_not_a_path_line() -> None:
     reply = 'main.py\n```python\n"""main.py"""\n\nimport sys\n\n\ndef main():\n    return 2\n```\n'
     [found] = parse_code_blocks(reply)
