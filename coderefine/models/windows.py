@@ -70,19 +70,25 @@ REQUEST_OVERHEAD = 1_500
 DIFF_ALLOWANCE = 500
 
 
-def view_budget(models: Iterable[str], max_output: int, chosen: bool, sections: int) -> int | None:
-    """The tokens the files' views may take of the smallest known context among ``models``: the window
-    less the reply, the signals and spec sections (``sections``) and the rest of a request; None when no
-    model's window is known. The reply is ``max_output`` when the user chose it (``chosen``), else at
-    most an eighth of the window and at least ``LOCAL_REPLY``, what a gguf: model's server is asked
-    for. A local model served with 8k tokens is sent excerpts of a file that would not fit whole: whole,
-    the request was refused."""
-    budgets = []
+def prompt_limit(models: Iterable[str], max_output: int, chosen: bool) -> int | None:
+    """The tokens a request's prompt may take in the smallest known context among ``models``: the window
+    less the reply; None when no model's window is known. The reply is ``max_output`` when the user chose
+    it (``chosen``), else at most an eighth of the window and at least ``LOCAL_REPLY``, what a gguf:
+    model's server is asked for."""
+    limits = []
     for model in models:
         window = context_window(model) if model else None
         if window is None:
             continue
         # A reply the user did not size takes at most an eighth of the window (1,024 of a local 8k).
         reply = max_output if chosen else min(max_output, max(LOCAL_REPLY, window // 8))
-        budgets.append(window - reply - sections - REQUEST_OVERHEAD)
-    return max(FLOOR, min(budgets)) if budgets else None
+        limits.append(window - reply)
+    return min(limits) if limits else None
+
+
+def view_budget(models: Iterable[str], max_output: int, chosen: bool, sections: int) -> int | None:
+    """The tokens the files' views may take of ``prompt_limit``: less the signals and spec sections
+    (``sections``) and the rest of a request; None when no model's window is known. A local model served
+    with 8k tokens is sent excerpts of a file that would not fit whole: whole, the request was refused."""
+    limit = prompt_limit(models, max_output, chosen)
+    return None if limit is None else max(FLOOR, limit - sections - REQUEST_OVERHEAD)

@@ -364,13 +364,16 @@ class PromptBuilder:
         return [text] if text else []
 
     @staticmethod
-    def retry(request: ModelRequest, reply_text: str, template: str, feedback: str) -> ModelRequest:
-        """The same conversation, with the model's failed answer and what was wrong with it."""
+    def retry(
+        request: ModelRequest, reply_text: str, template: str, feedback: str, max_echo: int = MAX_ECHO
+    ) -> ModelRequest:
+        """The same conversation, with the model's failed answer (at most ``max_echo`` characters of it)
+        and what was wrong with it."""
         follow_up = prompt_text(template).replace("{feedback}", feedback)
-        if len(reply_text) > MAX_ECHO:
+        if len(reply_text) > max_echo:
             # A runaway answer is not worth sending back whole: the error says what was wrong with it.
             reply_text = (
-                reply_text[:MAX_ECHO] + f"\n[... {len(reply_text) - MAX_ECHO} more characters cut ...]"
+                reply_text[:max_echo] + f"\n[... {len(reply_text) - max_echo} more characters cut ...]"
             )
         messages = (*request.messages, Message.assistant(reply_text or "(no text)"), Message.user(follow_up))
         return ModelRequest(

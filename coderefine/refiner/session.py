@@ -4,9 +4,7 @@ critique with its one retry, edit blocks applied and gated with their one retry,
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from coderefine.config import Settings
@@ -14,22 +12,24 @@ from coderefine.edits.blocks import EditError
 from coderefine.edits.formats import apply_reply, choose_format
 from coderefine.edits.gate import run_gate
 from coderefine.edits.symbols import changed_symbols
-from coderefine.errors import BudgetExceededError, TimeLimitError
-from coderefine.models.base import Block, Message, Model, ModelReply, ModelRequest, Role, Usage, ready
-from coderefine.models.prices import cost_of
+from coderefine.models.base import Block, Message, Model, ModelReply, ModelRequest, Role, ready
 from coderefine.models.roles import role_specs
-from coderefine.models.windows import DIFF_ALLOWANCE, FLOOR, signal_budget, view_budget
+from coderefine.models.windows import DIFF_ALLOWANCE, FLOOR, prompt_limit, signal_budget, view_budget
 from coderefine.project.change import Change
 from coderefine.project.redact import Redactor
 from coderefine.refiner.context import FileView, fit_views, named_spans, unseen_note, views_for
 from coderefine.refiner.critique import Critique, CritiqueError, parse_critique
-from coderefine.refiner.prompting import EDIT_RETRY, PromptBuilder, excerpt
-from coderefine.refiner.records import ModelCharge
+from coderefine.refiner.ledger import Ledger
+from coderefine.refiner.prompting import EDIT_RETRY, MAX_ECHO, PromptBuilder, excerpt, prompt_text
 from coderefine.refiner.spec import CHARS_PER_TOKEN, SpecSource, project_reader
 from coderefine.signals.base import Comparison, touched_lines
 from coderefine.signals.evaluate import Evaluation
 from coderefine.signals.test_source import TestSources
-from coderefine.timings import Span
+
+# What a retry keeps however little room its context leaves: the error's first lines, and an echo of the
+# failed answer only when this much of it fits (less says nothing the error does not).
+MIN_FEEDBACK = 600
+MIN_ECHO = 400
 
 
 class Evaluates(Protocol):
@@ -61,63 +61,6 @@ def restore_reply(reply: ModelReply, redactor: Redactor) -> ModelReply:
     """``reply`` with the placeholders it quotes turned back into the secrets they stand for."""
     tool_input = redactor.restore_data(dict(reply.tool_input)) if reply.tool_input is not None else None
     return dataclasses.replace(reply, text=redactor.restore(reply.text), tool_input=tool_input)  # type: ignore[arg-type]
-
-
-@dataclass
-class Ledger:
-    """Tokens, cost and time of a run (mutable; one per run, shared by the sessions of a review)."""
-
-    settings: Settings
-    clock: Callable[[], float]
-    deadline: float | None = None
-    usage: dict[str, Usage] = field(default_factory=dict)
-    cost: float = 0.0
-    timings: dict[str, float] = field(default_factory=dict)
-    # Each phase as it happened, for --timings (coderefine/timings.py); ``timings`` sums them by name.
-    spans: list[Span] = field(default_factory=list)
-    by_model: dict[tuple[str, str], ModelCharge] = field(default_factory=dict)
-    # A review's files may be critiqued concurrently (`review --jobs`), all charged to one ledger.
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def tokens(self) -> int:
-        return sum(u.total for u in self.usage.values())
-
-    def charge(self, role: Role, reply: ModelReply) -> None:
-        cost = cost_of(reply.model, reply.usage, self.settings.prices, batch=reply.batch)
-        # A batch call is its own line of the report, so the discounted price is seen as such.
-        label = f"{reply.model} (batch)" if reply.batch else reply.model
-        with self._lock:
-            self.usage[role] = self.usage.get(role, Usage()) + reply.usage
-            self.cost += cost
-            old = self.by_model.get((role, label), ModelCharge(role, label, Usage(), 0.0))
-            self.by_model[(role, label)] = ModelCharge(role, label, old.usage + reply.usage, old.cost + cost)
-
-    def charges(self) -> tuple[ModelCharge, ...]:
-        return tuple(self.by_model.values())
-
-    def allow(self, request: ModelRequest) -> None:
-        """Refuse a call that could take the run past its token, cost or time budget."""
-        if self.deadline is not None and self.clock() >= self.deadline:
-            raise TimeLimitError("the time limit was reached")
-        estimate = len(request.prompt_text()) // 3 + request.max_tokens
-        max_tokens, max_cost = self.settings.max_tokens, self.settings.max_cost
-        if max_tokens and self.tokens() + estimate > max_tokens:
-            raise BudgetExceededError(f"token budget of {max_tokens} reached ({self.tokens()} used)")
-        if max_cost and self.cost >= max_cost:
-            raise BudgetExceededError(f"cost budget of ${max_cost:.2f} reached (${self.cost:.2f} used)")
-
-    def time(self, phase: str, start: float, label: str = "") -> None:
-        """``phase``'s total grows; the span is named ``label`` (default: the phase)."""
-        end = self.clock()
-        with self._lock:
-            self.timings[phase] = self.timings.get(phase, 0.0) + end - start
-            self.spans.append(Span(label or phase, start, end))
-
-    def span(self, name: str, start: float) -> None:
-        """A phase of ``--timings`` alone, in no total of the report."""
-        end = self.clock()
-        with self._lock:
-            self.spans.append(Span(name, start, end))
 
 
 class Session:
@@ -176,6 +119,10 @@ class Session:
             signal_tokens + spec_tokens,
         )
         self._view_chars = fitted * CHARS_PER_TOKEN if fitted is not None else None
+        limit = prompt_limit(models, settings.max_output_tokens, "max_output_tokens" in settings.sources)
+        # A tenth less than four characters a token: a request of diffs and tracebacks counted 7,324
+        # tokens in Qwen's tokenizer where len/4 said 7,168.
+        self._prompt_chars = limit * CHARS_PER_TOKEN * 9 // 10 if limit is not None else None
         self.allowed = list(change.paths)
         self.redactor = Redactor()
         self.original = {f.path: f.after.text for f in change.files}
@@ -309,7 +256,7 @@ class Session:
         try:
             return parse_critique(reply.tool_input, reply.text, texts)
         except CritiqueError as exc:
-            retry = self.prompts.retry(request, reply.text, "critique_retry", str(exc) + _why(reply))
+            retry = self._retry(request, reply.text, "critique_retry", str(exc) + _why(reply))
             reply = self.call(retry, round_number)
             try:
                 return parse_critique(reply.tool_input, reply.text, texts)
@@ -328,12 +275,30 @@ class Session:
             except RejectedEdit as exc:
                 if attempt == 2:
                     raise RejectedEdit(exc.kind, exc.feedback + _why(reply)) from exc
-                request = self.prompts.retry(
+                request = self._retry(
                     request, reply.text, EDIT_RETRY[self.edit_format], exc.feedback + _why(reply)
                 )
             finally:
                 self.ledger.time("gate", start)
         raise AssertionError("unreachable")
+
+    def _retry(self, request: ModelRequest, reply_text: str, template: str, feedback: str) -> ModelRequest:
+        """The retry of ``request``, within the smallest known context of the models: what is wrong comes
+        first, then as much of the failed answer as still fits (a 1.5B model's retry of a 7.3k-token
+        request, its 867-token answer echoed, was refused by its 8k server)."""
+        if self._prompt_chars is None:
+            return self.prompts.retry(request, reply_text, template, feedback)
+        room = self._prompt_chars - len(request.prompt_text()) - len(prompt_text(template))
+        if len(feedback) > max(room, MIN_FEEDBACK):
+            cut = max(room, MIN_FEEDBACK)
+            feedback = (
+                feedback[:cut] + f"\n[... {len(feedback) - cut} more characters of this message cut ...]"
+            )
+        echo = room - len(feedback)
+        if echo < MIN_ECHO:
+            note = f"(my answer of {len(reply_text)} characters, left out here for room; the error follows)"
+            return self.prompts.retry(request, note, template, feedback)
+        return self.prompts.retry(request, reply_text, template, feedback, max_echo=min(echo, MAX_ECHO))
 
     def merged(self, critique: Critique, texts: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
         """The critic's attached edits applied and gated, as a reviser's would be (no call, no retry:

@@ -185,3 +185,28 @@ def test_a_reply_cut_off_at_the_token_limit_is_not_put_in_place_and_its_retry_sa
         session.edit(request, {"mod.py": before}, 1)
     retry = model.history[1].prompt_text()
     assert "cut off at the output token limit" in retry
+
+
+def test_a_retry_fits_the_small_models_context_the_error_first_then_what_is_left_of_the_answer() -> None:
+    # A 1.5B model's 867-token answer echoed into the retry of a 7.3k-token request: its 8k server refused.
+    text = module_of(23, set())
+    runaway = "Here is the fix.\n" + "This function should add instead. " * 200
+    model = ScriptedModel([runaway, "No change."])
+    session = session_for(text, text, "gguf:qwen2.5-coder-1.5b")
+    session = Session(
+        session.change,
+        session.settings,
+        model=model,
+        evaluator=None,
+        intent="f7 adds",
+        progress=NoProgress(),
+        clock=time.monotonic,
+    )
+    request = session.prompts.author({"mod.py": text}, intent="f7 adds")
+    assert session._prompt_chars is not None
+    assert len(request.prompt_text()) + len(runaway) > session._prompt_chars
+    with pytest.raises(RejectedEdit):
+        session.edit(request, {"mod.py": text}, 1)
+    retry = model.history[1].prompt_text()
+    assert len(retry) <= session._prompt_chars + 100
+    assert "the reply has no code block" in retry and "more characters cut" in retry

@@ -36,8 +36,9 @@ from coderefine.models.base import Model, Usage
 from coderefine.project.change import Change, FileChange
 from coderefine.project.runner import Runner
 from coderefine.refiner.critique import Critique, CritiqueError, Issue
+from coderefine.refiner.ledger import Ledger
 from coderefine.refiner.records import ModelCharge
-from coderefine.refiner.session import Ledger, RejectedEdit, Session
+from coderefine.refiner.session import RejectedEdit, Session
 from coderefine.signals.base import SEVERITY_RANK, Comparison, SourceStatus
 from coderefine.signals.evaluate import BaselineStore, Evaluation, Evaluator
 from coderefine.signals.warm import WarmPytest
