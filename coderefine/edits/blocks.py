@@ -267,18 +267,21 @@ EXAMPLE_PATH = "path/relative/to/repo.py"
 
 def resolve_path(path: str, allowed: Sequence[str]) -> str:
     """The file under review a block's path means: the path itself when it is one; else the one file
-    under review with the same file name (a model that wrote ``special.py`` or ``path/special.py`` for
-    ``slugify/special.py``); else, with one file under review, the example path of the rules copied
-    as it stands. Any other path is returned as it is, and refused as not under review."""
+    under review whose path ends with it, folder by folder (``special.py`` for ``slugify/special.py``),
+    after any folders of the rules' example (``path/special.py``); else, with one file under review, the
+    example path copied as it stands. Any other path is returned as it is and refused as not under review:
+    a folder that contradicts the path under review (``pkg/sub/__init__.py``) names another file."""
     if path in allowed:
         return path
-    name = path.rsplit("/", 1)[-1]
-    same = [a for a in allowed if a.rsplit("/", 1)[-1] == name]
-    if len(same) == 1:
-        return same[0]
     if path == EXAMPLE_PATH and len(allowed) == 1:
         return allowed[0]
-    return path
+    parts = path.split("/")
+    example = EXAMPLE_PATH.split("/")[:-1]
+    while len(parts) > 1 and parts[0] == example[0]:
+        parts, example = parts[1:], example[1:] or [""]
+    tail = "/".join(parts)
+    ending = [a for a in allowed if a == tail or a.endswith("/" + tail)]
+    return ending[0] if len(ending) == 1 else path
 
 
 def apply_edits(

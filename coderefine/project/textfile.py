@@ -90,3 +90,12 @@ def newline_of(text: str) -> str:
     if cr > lf:
         return "\r"
     return "\n"
+
+
+def source_lines(text: str) -> list[str]:
+    """``text``'s lines as Python numbers them, each with its ending: broken at ``\\n`` only, where
+    ``str.splitlines`` also breaks at a form feed (a page break in older modules) or ``\\u2028``, and the
+    excerpt of a line would be another line."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    return [*lines, parts[-1]] if parts[-1] else lines

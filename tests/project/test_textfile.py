@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coderefine.errors import InputError
-from coderefine.project.textfile import decode_source, newline_of, read_source
+from coderefine.project.textfile import decode_source, newline_of, read_source, source_lines
 
 
 @pytest.mark.parametrize(
@@ -68,3 +68,11 @@ def test_any_utf8_text_round_trips(text: str) -> None:
     except InputError:
         return  # a stray coding declaration may name an unknown codec; that is refused, not mangled
     assert source.encode() == data
+
+
+@given(st.text(alphabet="ab\n\r\x0c\u2028 "))
+def test_source_lines_join_back_and_break_only_at_newlines(text: str) -> None:
+    lines = source_lines(text)
+    assert "".join(lines) == text
+    assert len(lines) == text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    assert all(line.count("\n") == (1 if line.endswith("\n") else 0) for line in lines)

@@ -1,4 +1,4 @@
-from coderefine.signals.base import Signal, SignalSet, SourceStatus, compare
+from coderefine.signals.base import Signal, SignalSet, SourceStatus, compare, touched_lines
 
 
 def ruff(line: int, code: str = "F401", anchor: str = "import os") -> Signal:
@@ -103,3 +103,10 @@ def test_an_edited_line_that_was_badly_formatted_before_is_old_debt() -> None:
     assert compared.introduced == (new,) and compared.fixed == (old,)
     result = format_work(compared, {"m.py": (LineEdit(5, 5, 5, 5),)})
     assert result.introduced == () and result.fixed == () and result.existing == (new,)
+
+
+def test_touched_lines_are_numbered_as_python_numbers_them() -> None:
+    # A form feed (a page break) is no line break for Python: the edit on its line 7 is line 7.
+    before = "import os\n\x0c\n" + "".join(f"x{n} = {n}\n" for n in range(8))
+    after = before.replace("x4 = 4", "x4 = 40")
+    assert touched_lines(before, after) == {7}
