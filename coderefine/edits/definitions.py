@@ -44,9 +44,15 @@ Placement = Literal["definition", "whole"]
 Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement  # what a module body holds
 _NodeT = TypeVar("_NodeT", bound=cst.BaseStatement)
 
+# A comment that stands for code left out: it opens with an ellipsis, says "rest of ..." or "existing
+# code", or says that code (or the rest, or other methods) is unchanged or as before, or is only that.
+# Not any comment with "unchanged" in it: "returns the list unchanged on error" is a comment.
 _PLACEHOLDER = re.compile(
-    r"#.*(\.\.\.|…|rest of|remain(s|ing|der)? (is |are )?(the same|unchanged)|unchanged|existing code"
-    r"|as before)",
+    r"#\s*(\.\.\.|…)"
+    r"|#.*\b(rest of|existing code|remaining code|remainder of)\b"
+    r"|#.*\b(code|rest|body|implementation|methods?|functions?|lines|everything|others?)"
+    r"( else)?( is| are| remains?| stays?)?( the same| unchanged| as before)\b"
+    r"|#\s*\(?\s*(unchanged|same as before|as before)\s*\)?\s*$",
     re.I,
 )
 

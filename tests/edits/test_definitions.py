@@ -190,6 +190,28 @@ def test_placeholders_are_refused(code: str) -> None:
         place(MODULE, block(code))
 
 
+@pytest.mark.parametrize(
+    "comment",
+    [
+        "# ...",
+        "# rest of the function",
+        "# other methods unchanged",
+        "# (unchanged)",
+        "# everything else as before",
+    ],
+)
+def test_a_comment_standing_for_left_out_code_is_a_placeholder(comment: str) -> None:
+    with pytest.raises(EditError, match="placeholder"):
+        place(MODULE, block(f"def area(r):\n    {comment}\n    return 0\n"))
+
+
+def test_a_comment_that_says_unchanged_about_a_value_is_no_placeholder() -> None:
+    # The 1.5B's comment on a python-slugify task was refused as a placeholder.
+    comment = "# Return the input list unchanged when an error occurs."
+    new = place(MODULE, block(f"def area(r):\n    {comment}\n    return 0\n"))
+    assert comment in new
+
+
 def test_code_that_does_not_parse_is_refused_with_the_line() -> None:
     with pytest.raises(EditError, match=r"is not valid Python \(line 2, 'return 1': parser error"):
         place(MODULE, block("def area(r)\n    return 1\n"))
