@@ -101,7 +101,9 @@ def test_an_author_without_signals_is_shown_what_the_given_tests_call(make_repo:
     assert model.history[1].role == "author" and "Only parts of the files were shown to you" in retry
 
 
-def session_for(before: str, after: str, model: str, edit_format: str = "auto") -> Session:
+def session_for(
+    before: str, after: str, model: str, edit_format: str = "auto", answers: ScriptedModel | None = None
+) -> Session:
     change = Change(
         Path("/nonexistent"),
         (FileChange("mod.py", SourceText(before), SourceText(after), "modified"),),
@@ -111,7 +113,7 @@ def session_for(before: str, after: str, model: str, edit_format: str = "auto") 
     return Session(
         change,
         settings,
-        model=None,
+        model=answers,
         evaluator=None,
         intent="f7 adds",
         progress=NoProgress(),
@@ -165,21 +167,7 @@ def test_a_reply_cut_off_at_the_token_limit_is_not_put_in_place_and_its_retry_sa
     model = ScriptedModel(
         [ModelReply(cut, Usage(100, 1024), "gguf:qwen2.5-coder-1.5b", stop_reason="max_tokens"), "No change."]
     )
-    change = Change(
-        Path("/nonexistent"),
-        (FileChange("mod.py", SourceText(before), SourceText(before), "modified"),),
-        "files",
-    )
-    settings = Settings(model="gguf:qwen2.5-coder-1.5b", sources={"model": "flag"})
-    session = Session(
-        change,
-        settings,
-        model=model,
-        evaluator=None,
-        intent="round",
-        progress=NoProgress(),
-        clock=time.monotonic,
-    )
+    session = session_for(before, before, "gguf:qwen2.5-coder-1.5b", answers=model)
     request = session.prompts.author({"mod.py": before}, intent="round")
     with pytest.raises(RejectedEdit):
         session.edit(request, {"mod.py": before}, 1)
@@ -192,16 +180,7 @@ def test_a_retry_fits_the_small_models_context_the_error_first_then_what_is_left
     text = module_of(23, set())
     runaway = "Here is the fix.\n" + "This function should add instead. " * 200
     model = ScriptedModel([runaway, "No change."])
-    session = session_for(text, text, "gguf:qwen2.5-coder-1.5b")
-    session = Session(
-        session.change,
-        session.settings,
-        model=model,
-        evaluator=None,
-        intent="f7 adds",
-        progress=NoProgress(),
-        clock=time.monotonic,
-    )
+    session = session_for(text, text, "gguf:qwen2.5-coder-1.5b", answers=model)
     request = session.prompts.author({"mod.py": text}, intent="f7 adds")
     assert session._prompt_chars is not None
     assert len(request.prompt_text()) + len(runaway) > session._prompt_chars
