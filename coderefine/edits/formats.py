@@ -54,7 +54,8 @@ def apply_reply(
     if edit_format == "search-replace":
         return apply_edits(files, parse_edit_blocks(reply, default_path=default_path), allowed)
     # libcst's import (a tenth of a second) only for the formats that put definitions in place by name.
-    from coderefine.edits.definitions import apply_definitions, parse_code_blocks
+    from coderefine.edits.code_blocks import parse_code_blocks
+    from coderefine.edits.definitions import apply_definitions
 
     blocks = parse_code_blocks(reply, default_path=default_path, cut_off=cut_off)
     return apply_definitions(files, blocks, allowed, "whole" if edit_format == "whole" else "definition")

@@ -150,11 +150,14 @@ class Session:
         under_review = [f.path for f in self.change.files]
         return SpecSource(TestSources(reader, exclude=under_review), tokens * CHARS_PER_TOKEN, tests)
 
-    def views(self, texts: Mapping[str, str], comparison: Comparison) -> dict[str, FileView]:
+    def views(
+        self, texts: Mapping[str, str], comparison: Comparison, diff: str | None = None
+    ) -> dict[str, FileView]:
         """What the next requests show of each file (whole when small; see ``context``). The critic
         and the reviser of a round get the same views, so they share one cached prefix. The lines
         this run rewrote stay in focus too: a revision that undid the whole change leaves no diff and no
-        signal, and the critic confirming it was shown all of a 2,700-line file."""
+        signal, and the critic confirming it was shown all of a 2,700-line file. ``diff``: the change's
+        diff when the caller has it already (else it is made here, to count against the window)."""
         if self.edit_format == "whole":
             # The model answers with every line of each file: it must be shown every line.
             self.shown = {p: FileView(p, t) for p, t in texts.items()}
@@ -179,7 +182,7 @@ class Session:
                 views_for(partial, self.before, comparison.introduced, self.settings.context_lines, focus)
             )
         # The critic's and the reviser's requests carry the intent and the diff beside the views.
-        beside = len(self.intent) + len(_diff(self.before, texts))
+        beside = len(self.intent) + len(_diff(self.before, texts) if diff is None else diff)
         self.shown = self._fitted(views, texts, comparison, rewritten, beside)
         return self.shown
 
@@ -250,7 +253,7 @@ class Session:
             changed=changed,
             whole=[p for p in texts if p not in self.before],
             comparison=current.comparison,
-            views=self.views(texts, current.comparison),
+            views=self.views(texts, current.comparison, diff),
         )
         reply = self.call(request, round_number)
         try:

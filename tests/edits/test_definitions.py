@@ -1,7 +1,8 @@
 import pytest
 
 from coderefine.edits.blocks import EditError
-from coderefine.edits.definitions import CodeBlock, apply_definitions, parse_code_blocks, place
+from coderefine.edits.code_blocks import CodeBlock, parse_code_blocks
+from coderefine.edits.definitions import apply_definitions, place
 
 MODULE = '''"""Shapes."""
 
