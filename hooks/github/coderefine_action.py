@@ -29,6 +29,9 @@ import venv
 from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 
+from coderefine_commands import Tools, outputs, run_command
+from coderefine_comment import CommentError, GitHub, screen
+
 BIN = "Scripts" if os.name == "nt" else "bin"
 FAIL_ON = ("error", "warning", "info", "never")
 _EXIT_MEANING = {
@@ -236,8 +239,35 @@ def child_environment(environ: Mapping[str, str], publish: bool) -> dict[str, st
     return {k: v for k, v in env.items() if not k.startswith(("INPUT_", "ACTION_CODEREFINE"))}
 
 
+def comment_step(verb: str, environ: Mapping[str, str]) -> int:
+    """``command: gate`` (screen a comment: refuse, answer or acknowledge it; outputs for the next job) and
+    ``command: comment`` (screen it again, then run it on the checked-out head): coderefine_comment.py."""
+    inputs = inputs_from(environ)
+    event = read_event(environ)
+
+    def client() -> GitHub:
+        api = environ.get("GITHUB_API_URL", "") or "https://api.github.com"
+        return GitHub(api, inputs.get("github-token", ""), environ.get("GITHUB_REPOSITORY", ""))
+
+    accepted = screen(environ, event, client)
+    if verb == "gate":
+        for name, value in outputs(accepted):
+            set_output(name, value, environ)
+        return 0
+    code = 0
+    if accepted is not None:
+        coderefine = environ.get("ACTION_CODEREFINE", "") or "coderefine"
+        tools = Tools(coderefine, review_command, child_environment, _EXIT_MEANING)
+        code = run_command(accepted, client(), tools, inputs, environ, Path.cwd())
+    set_output("exit-code", str(code), environ)
+    return code
+
+
 def review(environ: Mapping[str, str]) -> int:
     inputs = inputs_from(environ)
+    verb = inputs.get("command", "").strip()
+    if verb in ("gate", "comment"):
+        return comment_step(verb, environ)
     coderefine = environ.get("ACTION_CODEREFINE", "") or "coderefine"
     event = read_event(environ)
     command, publish, why = review_command(coderefine, inputs, event, environ)
@@ -266,7 +296,7 @@ def main(argv: Sequence[str], environ: Mapping[str, str]) -> int:
         return 2
     try:
         return steps[argv[0]](environ)
-    except ActionError as exc:
+    except (ActionError, CommentError) as exc:
         print(f"::error title=coderefine action::{exc}", flush=True)
         append("GITHUB_STEP_SUMMARY", f"### coderefine\n\nThe action was not run: {exc}.\n", environ)
         return 2

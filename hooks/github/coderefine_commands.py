@@ -1,0 +1,353 @@
+"""The accepted commands, run on the checked-out head of a pull request of this repository.
+
+``review`` runs ``coderefine review`` as the pull_request workflow does (the same command line, with a
+pull_request event made from the API's pull request, so the intent, the anchors and the published review
+are the same; findings already posted are kept, so a second review adds only what is new). ``fix`` runs
+``coderefine fix`` on the change with the comment's intent and offers what it wrote as suggestions in one
+review (or pushes it as a commit when the ``fix-push`` input says so). ``explain`` reviews the head again
+and answers with the finding of its thread: the critic's evidence and the signals of the run.
+
+Standard library only (the step script imports it before coderefine exists in the job).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from coderefine_comment import Accepted, GitHub
+
+FINGERPRINT = re.compile(r"<!-- coderefine:fp=([0-9a-f]+) -->")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
+
+ReviewCommand = Callable[
+    [str, Mapping[str, str], Mapping[str, object], Mapping[str, str]], tuple[list[str], bool, str]
+]
+ChildEnvironment = Callable[[Mapping[str, str], bool], dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Tools:
+    """What the step script lends: coderefine's path and its own rules for the review's command line."""
+
+    coderefine: str
+    review_command: ReviewCommand
+    child_environment: ChildEnvironment
+    meaning: Mapping[int, str]
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """Head lines ``start``..``end`` of ``path`` become ``lines`` (a suggestion's range and text)."""
+
+    path: str
+    start: int
+    end: int
+    lines: tuple[str, ...]
+
+
+def _git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def fence(text: str, info: str) -> tuple[str, str]:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return ticks + info, ticks
+
+
+def right_lines(diff: str) -> dict[str, set[int]]:
+    """The head lines a pull request's diff shows (RIGHT side): where a suggestion may sit."""
+    shown: dict[str, set[int]] = {}
+    path = ""
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            path = line[6:] if line.startswith("+++ b/") else ""
+        match = _HUNK.match(line)
+        if match and path:
+            start, count = int(match.group(3)), int(match.group(4) or "1")
+            shown.setdefault(path, set()).update(range(start, start + count))
+    return shown
+
+
+def fix_hunks(diff: str, head_text: Callable[[str], list[str]]) -> list[Hunk]:
+    """The hunks of a ``git diff -U0`` as replacements of head lines; an insertion takes its neighbour."""
+    hunks: list[Hunk] = []
+    path, current, added = "", None, []
+    for line in [*diff.splitlines(), "@@ end"]:
+        if line.startswith(("@@", "diff --git")) and current is not None:
+            hunks.append(_hunk(path, current, tuple(added), head_text))
+            current, added = None, []
+        if line.startswith("+++ "):
+            path = line[6:] if line.startswith("+++ b/") else ""
+        match = _HUNK.match(line)
+        if match and path:
+            current = (int(match.group(1)), int(match.group(2) or "1"))
+        elif current is not None and line.startswith("+"):
+            added.append(line[1:])
+    return hunks
+
+
+def _hunk(
+    path: str, old: tuple[int, int], added: tuple[str, ...], head_text: Callable[[str], list[str]]
+) -> Hunk:
+    start, count = old
+    if count:
+        return Hunk(path, start, start + count - 1, added)
+    lines = head_text(path)  # a pure insertion after line `start`: a suggestion replaces at least one line
+    if start == 0:
+        return Hunk(path, 1, 1, (*added, *lines[:1]))
+    return Hunk(path, start, start, (lines[start - 1], *added))
+
+
+def run_url(environ: Mapping[str, str]) -> str:
+    server = environ.get("GITHUB_SERVER_URL", "https://github.com")
+    return f"{server}/{environ.get('GITHUB_REPOSITORY', '')}/actions/runs/{environ.get('GITHUB_RUN_ID', '')}"
+
+
+class CommandRun:
+    def __init__(
+        self,
+        accepted: Accepted,
+        client: GitHub,
+        tools: Tools,
+        inputs: Mapping[str, str],
+        environ: Mapping[str, str],
+        cwd: Path,
+    ) -> None:
+        self.accepted = accepted
+        self.client = client
+        self.tools = tools
+        self.inputs = inputs
+        self.environ = environ
+        self.cwd = cwd
+        self.pull = accepted.pull
+        self.head = _git(cwd, "rev-parse", "HEAD").strip()
+        self.base_ref = str(self.pull.get("base", {}).get("ref") or "")
+        self.folder = Path(
+            tempfile.mkdtemp(prefix="coderefine-command-", dir=environ.get("RUNNER_TEMP") or None)
+        )
+
+    def reply(self, body: str) -> None:
+        self.client.reply(self.accepted.comment, body)
+
+    def pull_event(self) -> dict[str, Any]:
+        """The pull_request event of this head, made from the API's pull request (the same shape)."""
+        pull = {**self.pull, "head": {**self.pull.get("head", {}), "sha": self.head}}
+        return {"action": "synchronize", "number": self.accepted.comment.number, "pull_request": pull}
+
+    def pull_environment(self, publish: bool) -> dict[str, str]:
+        """The environment of a pull_request run of this head: coderefine sees the same event either way."""
+        path = self.folder / "pull_request.json"
+        path.write_text(json.dumps(self.pull_event()), encoding="utf-8")
+        env = dict(self.environ)
+        env.update(
+            GITHUB_EVENT_NAME="pull_request",
+            GITHUB_EVENT_PATH=str(path),
+            GITHUB_BASE_REF=self.base_ref,
+            GITHUB_HEAD_REF=str(self.pull.get("head", {}).get("ref") or ""),
+        )
+        return self.tools.child_environment(env, publish)
+
+    def run_review(self, publish: bool) -> tuple[int, dict[str, Any]]:
+        """``coderefine review`` of the head, as the pull_request workflow runs it; its JSON report."""
+        report = self.folder / "review.json"
+        inputs = {**self.inputs, "command": "review", "github-review": "true" if publish else "false"}
+        event = self.pull_event()
+        command, publishes, why = self.tools.review_command(
+            self.tools.coderefine, inputs, event, self.pull_environment(publish)
+        )
+        command += ["--format", f"json={report}"]
+        print(f"coderefine action: {why}", flush=True)
+        print("coderefine action: " + " ".join(["coderefine", *command[1:]]), flush=True)
+        env = self.pull_environment(publishes)
+        code = subprocess.run(command, cwd=self.cwd, env=env, check=False).returncode
+        data = json.loads(report.read_text(encoding="utf-8")) if report.is_file() else {}
+        return code, data
+
+    def failed(self, verb: str, code: int) -> str:
+        meaning = self.tools.meaning.get(code, "an unexpected exit code")
+        return f"coderefine {verb} exited {code}: {meaning}. The log: {run_url(self.environ)}"
+
+    def review(self) -> int:
+        code, report = self.run_review(publish=True)
+        if not report:
+            self.reply(self.failed("review", code))
+            return code
+        findings = report.get("findings", [])
+        counts = {
+            level: sum(1 for f in findings if f.get("severity") == level)
+            for level in ("error", "warning", "info")
+        }
+        said = (
+            ", ".join(f"{n} {level}{'s' if n != 1 else ''}" for level, n in counts.items() if n)
+            or "no findings"
+        )
+        note = f"\n\n> {report['model_note']}" if report.get("model_note") else ""
+        self.reply(
+            f"coderefine reviewed `{self.head[:10]}`: {said} (cost ${report.get('cost_usd', 0):.4f}). "
+            f"The findings are inline and in the summary comment.{note}"
+        )
+        return 0 if code in (0, 1) else code
+
+    def explain(self) -> int:
+        top = self.client.review_comment(self.accepted.comment.thread_id)
+        match = FINGERPRINT.search(str(top.get("body") or ""))
+        if match is None:
+            self.reply("This thread is not one of coderefine's findings: reply `/coderefine explain` to one.")
+            return 0
+        code, report = self.run_review(publish=False)
+        if not report:
+            self.reply(self.failed("review", code))
+            return code
+        finding = next(
+            (f for f in report.get("findings", []) if f.get("fingerprint") == match.group(1)), None
+        )
+        statuses = "; ".join(
+            f"{s.get('source')} {s.get('state')}" + (f" ({s['note']})" if s.get("note") else "")
+            for s in report.get("statuses", [])
+        )
+        if finding is None:
+            self.reply(f"This finding is no longer found at `{self.head[:10]}`. Signals: {statuses}.")
+            return 0
+        opening, closing = fence(str(finding.get("message", "")), "text")
+        origin = (
+            "the critic (a model)"
+            if finding.get("source") == "critic"
+            else f"the {finding.get('source')} signal"
+        )
+        self.reply(
+            "\n".join(
+                [
+                    f"**{finding.get('title')}** — `{finding.get('rule_id')}`, {finding.get('severity')}, "
+                    f"from {origin}, at `{finding.get('path')}:{finding.get('line')}` of `{self.head[:10]}`.",
+                    "",
+                    "What it rests on (the evidence and the reasoning, as reported):",
+                    opening,
+                    str(finding.get("message", "")),
+                    closing,
+                    "",
+                    f"Signals of this head (introduced by the pull request only): {statuses}.",
+                    *([f"\n> {report['model_note']}"] if report.get("model_note") else []),
+                ]
+            )
+        )
+        return 0
+
+    def fix(self) -> int:
+        pull = self.pull
+        intent = self.accepted.command.argument or "\n\n".join(
+            part for part in (str(pull.get("title") or ""), str(pull.get("body") or "")) if part
+        )
+        command = [self.tools.coderefine, "fix", "--base", f"origin/{self.base_ref}", "-m", intent]
+        model = self.inputs.get("model", "").strip()
+        if model:
+            command += ["--model", model]
+        print("coderefine action: coderefine fix --base origin/" + self.base_ref, flush=True)
+        code = subprocess.run(command, cwd=self.cwd, env=self.pull_environment(False), check=False).returncode
+        diff = _git(self.cwd, "diff", "--unified=0", "--no-color", "--no-ext-diff", "HEAD", "--", "*.py")
+        first = intent.splitlines()[0] if intent else ""
+        if not diff.strip():
+            if code in (0, 1):
+                self.reply(f"coderefine fix found nothing to change for: {first}")
+                return 0
+            self.reply(self.failed("fix", code))
+            return code
+        if self.inputs.get("fix-push", "").strip().lower() == "true":
+            return self.push(first)
+        return self.suggest(diff, first)
+
+    def suggest(self, diff: str, intent: str) -> int:
+        shown = right_lines(
+            _git(self.cwd, "diff", "--no-color", "--no-ext-diff", f"origin/{self.base_ref}...HEAD")
+        )
+
+        def head_text(path: str) -> list[str]:
+            return _git(self.cwd, "show", f"HEAD:{path}").splitlines()
+
+        hunks = fix_hunks(diff, head_text)
+        placed = [h for h in hunks if all(n in shown.get(h.path, set()) for n in range(h.start, h.end + 1))]
+        rest = [h for h in hunks if h not in placed]
+        comments = []
+        for hunk in placed:
+            text = "\n".join(hunk.lines)
+            opening, closing = fence(text, "suggestion")
+            comment: dict[str, Any] = {"path": hunk.path, "line": hunk.end, "side": "RIGHT"}
+            if hunk.start < hunk.end:
+                comment.update(start_line=hunk.start, start_side="RIGHT")
+            body = "Verified by coderefine (gated, no signal worse):"
+            comment["body"] = (
+                f"{body}\n{opening}\n{text}\n{closing}" if text else f"{body}\n{opening}\n{closing}"
+            )
+            comments.append(comment)
+        whole = _git(self.cwd, "diff", "--no-color", "--no-ext-diff", "HEAD", "--", "*.py")
+        opening, closing = fence(whole, "diff")
+        outside = (
+            f"\n\nOutside the diff GitHub shows, so not a suggestion:\n{opening}\n{whole}{closing}"
+            if rest
+            else ""
+        )
+        plural = "s" if len(placed) != 1 else ""
+        summary = f"coderefine fix for: {intent}\n\n{len(placed)} suggestion{plural}{outside}"
+        if placed:
+            payload = {"commit_id": self.head, "event": "COMMENT", "body": summary, "comments": comments}
+            if self.client.post_review(self.accepted.comment.number, payload):
+                self.reply(f"coderefine fix: {len(placed)} verified suggestion(s) in a review, for: {intent}")
+                return 0
+        self.reply(f"coderefine fix for: {intent}\n\nThe verified change:\n{opening}\n{whole}{closing}")
+        return 0
+
+    def push(self, intent: str) -> int:
+        pull_head = str(self.pull.get("head", {}).get("sha") or "")
+        branch = str(self.pull.get("head", {}).get("ref") or "")
+        if pull_head != self.head:
+            self.reply(
+                f"coderefine fix: the branch moved past `{self.head[:10]}` while it ran; nothing pushed."
+            )
+            return 0
+        identity = ["-c", f"user.name={BOT[0]}", "-c", f"user.email={BOT[1]}"]
+        asked = self.accepted.comment
+        message = f"coderefine fix: {intent}\n\nAsked by @{asked.author} in #{asked.number}."
+        _git(self.cwd, "add", "-u", "--", "*.py")
+        _git(self.cwd, *identity, "commit", "-q", "-m", message)
+        commit = _git(self.cwd, "rev-parse", "HEAD").strip()
+        server = self.environ.get("GITHUB_SERVER_URL", "https://github.com")
+        url = f"{server}/{self.environ.get('GITHUB_REPOSITORY', '')}.git"
+        token = self.inputs.get("github-token", "")
+        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        header = ["-c", f"http.extraheader=AUTHORIZATION: basic {basic}"]
+        _git(self.cwd, *header, "push", "-q", url, f"HEAD:refs/heads/{branch}")
+        self.reply(f"coderefine fix pushed `{commit[:10]}` to `{branch}`, for: {intent}")
+        return 0
+
+
+def run_command(
+    accepted: Accepted,
+    client: GitHub,
+    tools: Tools,
+    inputs: Mapping[str, str],
+    environ: Mapping[str, str],
+    cwd: Path,
+) -> int:
+    run = CommandRun(accepted, client, tools, inputs, environ, cwd)
+    steps: Mapping[str, Callable[[], int]] = {"review": run.review, "fix": run.fix, "explain": run.explain}
+    return steps[accepted.command.verb]()
+
+
+def outputs(accepted: Accepted | None) -> Sequence[tuple[str, str]]:
+    """The gate's outputs, which the second job reads."""
+    if accepted is None:
+        return (("run", "false"), ("command", ""), ("head-sha", ""))
+    head = str(accepted.pull.get("head", {}).get("sha") or "")
+    return (("run", "true"), ("command", accepted.command.verb), ("head-sha", head))
