@@ -479,3 +479,24 @@ def test_a_fixs_insertion_becomes_a_suggestion_on_its_neighbour() -> None:
     ]
     shown = commands.right_lines("+++ b/m.py\n@@ -1,3 +1,4 @@\n+++ /dev/null\n@@ -1 +0,0 @@\n")
     assert shown == {"m.py": {1, 2, 3, 4}}
+
+
+def test_a_refused_push_is_answered_without_the_token(clone: Path, tmp_path: Path) -> None:
+    github = FakeGitHubCommands(pull_object(clone, REPO))
+    model = FakeAnthropic(fix_script())
+    with loopback_server(model) as api, github_server(github) as gh:
+        code, log, _ = run_step(
+            "comment",
+            clone,
+            tmp_path,
+            comment_payload("/coderefine fix add must add"),
+            GITHUB_API_URL=gh,
+            GITHUB_SERVER_URL=f"file://{tmp_path}/nowhere",
+            ANTHROPIC_API_KEY="sk-ant-test",
+            ANTHROPIC_BASE_URL=api,
+            INPUT_FIX_PUSH="true",
+        )
+    assert code == 3, log
+    (reply,) = answers(github)
+    assert reply.startswith("coderefine fix failed: git push failed:") and "/actions/runs/4242" in reply
+    assert "test-token" not in reply and "eC1hY2Nlc3MtdG9rZW46dGVzdC10b2tlbg" not in reply  # nor its base64

@@ -57,7 +57,10 @@ class Hunk:
 def _git(cwd: Path, *args: str) -> str:
     done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"git {' '.join(args)}: {done.stderr.strip()}")
+        # Named without its -c options: the push's holds the token, and this message becomes a comment.
+        words = [arg for i, arg in enumerate(args) if arg != "-c" and (i == 0 or args[i - 1] != "-c")]
+        words = [word for word in words if not word.startswith("-")]
+        raise RuntimeError(f"git {' '.join(words[:1])} failed: {done.stderr.strip()[-500:]}")
     return done.stdout
 
 
@@ -340,9 +343,16 @@ def run_command(
     environ: Mapping[str, str],
     cwd: Path,
 ) -> int:
+    """Run an accepted command; whatever happens, the comment gets an answer (or the log says why not)."""
     run = CommandRun(accepted, client, tools, inputs, environ, cwd)
     steps: Mapping[str, Callable[[], int]] = {"review": run.review, "fix": run.fix, "explain": run.explain}
-    return steps[accepted.command.verb]()
+    try:
+        return steps[accepted.command.verb]()
+    except (RuntimeError, OSError, ValueError) as exc:
+        # A git failure (a push refused: the job needs contents: write), an unreadable report: say so
+        # where the command was asked, then fail the job.
+        run.reply(f"coderefine {accepted.command.verb} failed: {exc}. The log: {run_url(environ)}")
+        return 3
 
 
 def outputs(accepted: Accepted | None) -> Sequence[tuple[str, str]]:
