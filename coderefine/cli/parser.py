@@ -281,16 +281,29 @@ def _add_init_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "[tool.coderefine] table appended to pyproject.toml (the test settings detected, the common "
         "defaults as comments; the rest of the file is kept byte for byte), the pre-commit entry "
         "(appended to .pre-commit-config.yaml, or a new one; pinned to this version's tag, or to the "
-        "commit it was installed from), and .github/workflows/coderefine-review.yml (one step: the "
-        "coderefine action). Nothing that exists is overwritten; what is left alone is said, with why. "
+        "commit it was installed from), .github/workflows/coderefine-review.yml (one step: the "
+        "coderefine action; when it reviews is --reviews) and .github/workflows/coderefine-commands.yml "
+        "(/coderefine review, fix, explain and help in pull request comments, for owners, members and "
+        "collaborators). Nothing that exists is overwritten; what is left alone is said, with why. "
         "Without --yes or --dry-run it asks, and refuses when there is no terminal to ask on.",
         epilog="examples:\n  coderefine init --dry-run     show what would be written\n"
-        "  coderefine init --yes         write it without asking",
+        "  coderefine init --yes         write it without asking\n"
+        "  coderefine init --reviews opened   review a pull request once when opened, then on request\n\n"
+        "--reviews (what each costs: README, 'Reviews on request'):\n"
+        "  push     every push of a pull request is reviewed (the default), and on request\n"
+        "  opened   once when a pull request is opened or marked ready, then on request\n"
+        "  request  only when someone allowed comments /coderefine review (no pull_request workflow)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     choice = init.add_mutually_exclusive_group()
     choice.add_argument("--dry-run", action="store_true", help="show the files, write nothing")
     choice.add_argument("-y", "--yes", action="store_true", help="write the files without asking")
+    init.add_argument(
+        "--reviews",
+        choices=("push", "opened", "request"),
+        default="push",
+        help="when pull requests are reviewed without being asked (default push)",
+    )
     init.add_argument(
         "--root",
         type=Path,

@@ -1,8 +1,10 @@
 """`coderefine init`: the files a project needs to start, planned first, written only on request.
 
-Three things, each written only when it is not there yet: the ``[tool.coderefine]`` table (appended to
+Four things, each written only when it is not there yet: the ``[tool.coderefine]`` table (appended to
 pyproject.toml, whose bytes stay as they were), the pre-commit entry (appended to the ``repos:`` of an
-existing .pre-commit-config.yaml, or a new one), and the pull request workflow (one step: the action).
+existing .pre-commit-config.yaml, or a new one), the pull request workflow (one step: the action), and the
+comment workflow (``/coderefine review`` and the other commands). When the pull request workflow reviews
+is the team's choice (``reviews``): every push, once when a pull request is opened, or only on request.
 Nothing is ever overwritten; what is left alone is said, with the reason.
 """
 
@@ -17,6 +19,7 @@ from importlib import metadata
 from pathlib import Path
 
 from coderefine.config import Settings, load_settings
+from coderefine.doors.comment_workflow import COMMAND_STEP, REVIEW_TYPES, REVIEWS, commands_workflow
 from coderefine.errors import ConfigError, UsageError
 from coderefine.project.layout import Layout
 from coderefine.project.writes import atomic_write
@@ -26,6 +29,7 @@ ACTION = "coderefine/coderefine"
 PYPROJECT = "pyproject.toml"
 PRE_COMMIT = ".pre-commit-config.yaml"
 WORKFLOW = ".github/workflows/coderefine-review.yml"
+COMMANDS_WORKFLOW = ".github/workflows/coderefine-commands.yml"
 # The defaults shown (commented) in the new table: the ones a project changes first.
 _SHOWN_DEFAULTS = {
     "model": "PROVIDER:MODEL or a bare Anthropic name",
@@ -130,17 +134,22 @@ def pre_commit_entry(pin: Pin, indent: str) -> str:
     )
 
 
-def workflow(pin: Pin, install: str) -> str:
-    ref = pin.rev if pin.rev.startswith("v") else f"{pin.rev} # {pin.note}"
+def _action_ref(pin: Pin) -> str:
+    return pin.rev if pin.rev.startswith("v") else f"{pin.rev} # {pin.note}"
+
+
+def workflow(pin: Pin, install: str, reviews: str = "push") -> str:
+    ref = _action_ref(pin)
     return f"""\
 # coderefine review for pull requests (written by `coderefine init`). Safe for pull requests from forks:
 # it runs on pull_request, never pull_request_target; a fork's run has no API key, so the signals are
 # reported and the model step is skipped, and no review is published from a fork.
+# When: {REVIEWS[reviews]} (`coderefine init --reviews push|opened|request`).
 name: coderefine review
 
 on:
   pull_request:
-    types: [opened, synchronize, reopened, ready_for_review]
+    types: {REVIEW_TYPES[reviews]}
 
 permissions:
   contents: read
@@ -260,26 +269,53 @@ def _plan_pre_commit(root: Path, pin: Pin) -> PlannedFile | tuple[str, str]:
     return PlannedFile(PRE_COMMIT, "append", before, after, entry)
 
 
-def _plan_workflow(root: Path, pin: Pin, layout: Layout) -> PlannedFile | tuple[str, str]:
+def _plan_workflow(
+    root: Path, pin: Pin, layout: Layout, reviews: str = "push"
+) -> PlannedFile | tuple[str, str]:
     folder = root / ".github" / "workflows"
     path = root / WORKFLOW
     if path.exists():
         return WORKFLOW, "it exists"
+    if reviews == "request":
+        return (
+            WORKFLOW,
+            "reviews on request only (--reviews request): the comment workflow reviews when asked",
+        )
     if folder.is_dir():
         for other in sorted(folder.glob("*.y*ml")):
-            if f"{ACTION}@".encode() in other.read_bytes():
+            data = other.read_bytes()
+            if f"{ACTION}@".encode() in data and not COMMAND_STEP.search(data):
                 return WORKFLOW, f".github/workflows/{other.name} already uses the coderefine action"
-    text = workflow(pin, layout.install)
+    text = workflow(pin, layout.install, reviews)
     return PlannedFile(WORKFLOW, "create", None, text.encode("utf-8"), text)
 
 
-def plan_init(root: Path, layout: Layout, version: str, pin: Pin) -> InitPlan:
+def _plan_commands(root: Path, pin: Pin, layout: Layout) -> PlannedFile | tuple[str, str]:
+    folder = root / ".github" / "workflows"
+    if (root / COMMANDS_WORKFLOW).exists():
+        return COMMANDS_WORKFLOW, "it exists"
+    if folder.is_dir():
+        for other in sorted(folder.glob("*.y*ml")):
+            if COMMAND_STEP.search(other.read_bytes()):
+                return (
+                    COMMANDS_WORKFLOW,
+                    f".github/workflows/{other.name} already answers /coderefine commands",
+                )
+    text = commands_workflow(ACTION, _action_ref(pin), layout.install)
+    return PlannedFile(COMMANDS_WORKFLOW, "create", None, text.encode("utf-8"), text)
+
+
+def plan_init(root: Path, layout: Layout, version: str, pin: Pin, reviews: str = "push") -> InitPlan:
+    """The files to write; ``reviews`` (a key of REVIEWS) is when the pull request workflow reviews."""
+    if reviews not in REVIEWS:
+        raise UsageError(f"--reviews must be one of {', '.join(REVIEWS)}, not {reviews!r}")
     files: list[PlannedFile] = []
     skipped: list[tuple[str, str]] = []
     for planned in (
         _plan_pyproject(root, layout, version),
         _plan_pre_commit(root, pin),
-        _plan_workflow(root, pin, layout),
+        _plan_workflow(root, pin, layout, reviews),
+        _plan_commands(root, pin, layout),
     ):
         if isinstance(planned, PlannedFile):
             files.append(planned)

@@ -16,13 +16,17 @@ next:
   coderefine check --staged               the signals of what is staged; no model
   coderefine fix FILE -m "what to change" refine a change and write it ('coderefine undo' restores)
   the workflow reviews pull requests once ANTHROPIC_API_KEY is a repository secret (forks get the signals)
+  comment /coderefine review on a pull request to review it now; /coderefine help lists the commands
 """
 
 
-def render_plan(root: Path, layout: Any, plan: Any) -> str:
+def render_plan(root: Path, layout: Any, plan: Any, reviews: str = "push") -> str:
+    from coderefine.doors.comment_workflow import REVIEWS
+
     lines = [f"coderefine init: {root}"]
     lines.append(f"found: {layout.describe()}")
     lines.append(f"CI installs the project with: {layout.install}")
+    lines.append(f"pull requests: {REVIEWS[reviews]} (--reviews push|opened|request)")
     for planned in plan.files:
         verb = "create" if planned.action == "create" else "append to"
         lines += ["", f"{verb} {planned.path}:"]
@@ -51,8 +55,8 @@ def command_init(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         cwd = Path.cwd()
         root = project_root(cwd, GitRepo.find(cwd))
     layout = detect_layout(root)
-    plan = plan_init(root, layout, __version__, installed_pin(__version__))
-    out.write(render_plan(root, layout, plan))
+    plan = plan_init(root, layout, __version__, installed_pin(__version__), reviews=args.reviews)
+    out.write(render_plan(root, layout, plan, args.reviews))
     if not plan.files:
         out.write("\nnothing to write: the project has everything coderefine init makes\n")
         return EXIT_CLEAN
