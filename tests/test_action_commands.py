@@ -500,3 +500,59 @@ def test_a_refused_push_is_answered_without_the_token(clone: Path, tmp_path: Pat
     (reply,) = answers(github)
     assert reply.startswith("coderefine fix failed: git push failed:") and "/actions/runs/4242" in reply
     assert "test-token" not in reply and "eC1hY2Nlc3MtdG9rZW46dGVzdC10b2tlbg" not in reply  # nor its base64
+
+
+def runner_inputs(step: dict[str, Any]) -> dict[str, str]:
+    """A `uses:` step's inputs as the runner hands them to action.yml: its `with:` over the defaults."""
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    values = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    values.update({name: str(value) for name, value in step.get("with", {}).items()})
+    values["github-token"] = "test-token"  # its default, ${{ github.token }}
+    return {f"INPUT_{name.upper().replace('-', '_')}": value for name, value in values.items()}
+
+
+def test_the_readme_steps_take_a_sample_project_to_a_review_reply(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    """README, "Reviews on request": init, commit the workflows, open a pull request, comment, get a reply.
+    The workflow is the one init wrote, its jobs run in order, their steps with the inputs they declare."""
+    origin = make_repo(SMALL_PROJECT)
+    code = subprocess.run(
+        [str(Path(sys.executable).parent / "coderefine"), "init", "--yes", "--root", str(origin)],
+        capture_output=True,
+        text=True,
+    )
+    assert code.returncode == 0, code.stdout + code.stderr
+    git(origin, "add", "-A")
+    git(origin, "commit", "-qm", "Add coderefine")
+    work = tmp_path / "work"
+    git(tmp_path, "clone", "-q", str(origin), str(work))
+    git(work, "checkout", "-q", "-b", "feature")
+    write_files(work, {"pkg/mod.py": FEATURE})
+    git(work, "commit", "-qam", "Make add faster")
+    github = FakeGitHubCommands(pull_object(work, REPO), {"pkg/mod.py": set(range(1, 7))})
+    git(work, "checkout", "-q", "main")  # a fresh runner's checkout is not the head yet
+    flow = yaml.safe_load((origin / ".github/workflows/coderefine-commands.yml").read_text())
+    gate, command = flow["jobs"]["gate"], flow["jobs"]["command"]
+    payload = comment_payload("/coderefine review")
+    assert payload[1]["issue"]["pull_request"] and payload[1]["comment"]["body"].startswith("/coderefine")
+    model = FakeAnthropic(REVIEW)
+    with loopback_server(model) as api, github_server(github) as gh:
+        (step,) = gate["steps"]
+        code, log, outputs = run_step(
+            "gate", work, tmp_path, payload, GITHUB_API_URL=gh, **runner_inputs(step)
+        )
+        assert code == 0 and outputs["run"] == "true", log
+        checkout, _, install, action = command["steps"]
+        assert checkout["with"]["ref"] == "${{ needs.gate.outputs.head-sha }}" and install["run"]
+        git(work, "checkout", "-q", outputs["head-sha"])
+        secrets = {"ANTHROPIC_API_KEY": "sk-ant-test"}
+        env = {name: secrets[name] for name in action["env"]}
+        inputs = {**runner_inputs(action), "INPUT_ARGS": "--no-tests"}
+        code, log, _ = run_step(
+            "comment", work, tmp_path, payload, GITHUB_API_URL=gh, ANTHROPIC_BASE_URL=api, **env, **inputs
+        )
+    assert code == 0, log
+    assert github.reactions == [("issues", 900001, "eyes")]
+    assert answers(github)[-1].startswith("coderefine reviewed `")
+    assert any("```suggestion" in c["body"] for c in github.review_comments)

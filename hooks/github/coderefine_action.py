@@ -249,7 +249,7 @@ def comment_step(verb: str, environ: Mapping[str, str]) -> int:
         api = environ.get("GITHUB_API_URL", "") or "https://api.github.com"
         return GitHub(api, inputs.get("github-token", ""), environ.get("GITHUB_REPOSITORY", ""))
 
-    accepted = screen(environ, event, client)
+    accepted = screen(environ, event, client, acknowledge=verb == "gate")
     if verb == "gate":
         for name, value in outputs(accepted):
             set_output(name, value, environ)

@@ -282,12 +282,16 @@ class Accepted:
 
 
 def screen(
-    environ: Mapping[str, str], event: Mapping[str, Any], github: Callable[[], GitHub]
+    environ: Mapping[str, str],
+    event: Mapping[str, Any],
+    github: Callable[[], GitHub],
+    acknowledge: bool = True,
 ) -> Accepted | None:
     """Read the comment, answer or refuse it at once, acknowledge an accepted one; None when nothing runs.
 
     A comment that is no command is ignored without a call to GitHub; a refused author costs one reply
-    and nothing else (no checkout, no model).
+    and nothing else (no checkout, no model). The command job screens again without acknowledging: the
+    gate did.
     """
     name = environ.get("GITHUB_EVENT_NAME", "")
     comment, why = comment_event(name, event)
@@ -304,7 +308,7 @@ def screen(
     pull = client.pull(comment.number) if needs_pull else {}
     decision = decide(command, comment, pull, allowed, environ.get("GITHUB_REPOSITORY", ""))
     print(f"coderefine action: {decision.log}", flush=True)
-    if decision.reaction:
+    if decision.reaction and acknowledge:
         client.react(comment, decision.reaction)
     if decision.reply:
         client.reply(comment, decision.reply)
