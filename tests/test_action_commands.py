@@ -172,19 +172,45 @@ def test_a_members_review_command_is_acknowledged_then_reviewed(clone: Path, tmp
     )
 
 
-def test_a_second_review_adds_only_what_is_new(clone: Path, tmp_path: Path) -> None:
+def test_a_head_reviewed_before_is_not_paid_for_twice_unless_asked_again(clone: Path, tmp_path: Path) -> None:
     github = FakeGitHubCommands(pull_object(clone, REPO), {"pkg/mod.py": set(range(1, 7))})
     model = FakeAnthropic(REVIEW * 2)
-    payload = comment_payload("/coderefine review")
     env = {"ANTHROPIC_API_KEY": "sk-ant-test", "INPUT_ARGS": "--no-tests"}
+    bodies = ["/coderefine review", "/coderefine review", "/coderefine review again"]
+    asked = []
     with loopback_server(model) as api, github_server(github) as gh:
-        for _ in range(2):
+        for body in bodies:
             code, log, _ = run_step(
-                "comment", clone, tmp_path, payload, GITHUB_API_URL=gh, ANTHROPIC_BASE_URL=api, **env
+                "comment",
+                clone,
+                tmp_path,
+                comment_payload(body),
+                GITHUB_API_URL=gh,
+                ANTHROPIC_BASE_URL=api,
+                **env,
             )
             assert code == 0, log
+            asked.append(len(model.requests))
+    assert asked == [3, 3, 6]  # the second request costs no model call
+    head = github.pull["head"]["sha"][:10]
+    replies = [c["body"] for c in github.issue_comments if "coderefine:summary" not in c["body"]]
+    assert replies[1].startswith(f"coderefine already reviewed `{head}`, the head now")
+    assert replies[2].startswith(f"coderefine reviewed `{head}`")
     assert len(github.review_comments) == 1  # the finding of the first review is kept, not posted again
     assert sum("<!-- coderefine:summary -->" in c["body"] for c in github.issue_comments) == 1
+
+
+def test_the_pull_request_workflows_review_of_the_head_counts(clone: Path, tmp_path: Path) -> None:
+    github = FakeGitHubCommands(pull_object(clone, REPO))
+    base, head = github.pull["base"]["sha"][:10], github.pull["head"]["sha"][:10]
+    summary = f"## coderefine review\n<!-- coderefine:summary -->\n\n**no findings** in `{base}..{head}`"
+    github.issue_comments.append({"id": 5, "body": summary})
+    with github_server(github) as gh:
+        code, log, _ = run_step(
+            "comment", clone, tmp_path, comment_payload("/coderefine review"), GITHUB_API_URL=gh
+        )
+    assert code == 0, log
+    assert github.issue_comments[-1]["body"].startswith(f"coderefine already reviewed `{head}`")
 
 
 def test_a_strangers_command_is_refused_in_one_line_with_no_model_call(clone: Path, tmp_path: Path) -> None:

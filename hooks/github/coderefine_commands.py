@@ -25,6 +25,9 @@ from typing import Any
 from coderefine_comment import Accepted, GitHub
 
 FINGERPRINT = re.compile(r"<!-- coderefine:fp=([0-9a-f]+) -->")
+# The summary comment of a review (doors/review/render.py): its marker, and "`BASE10..HEAD10`" of the run.
+SUMMARY_MARKER = "<!-- coderefine:summary -->"
+SUMMARY_HEAD = re.compile(r"`[0-9a-f]{7,40}\.\.([0-9a-f]{7,40})`")
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
 
@@ -183,7 +186,26 @@ class CommandRun:
         meaning = self.tools.meaning.get(code, "an unexpected exit code")
         return f"coderefine {verb} exited {code}: {meaning}. The log: {run_url(self.environ)}"
 
+    def already_reviewed(self) -> bool:
+        """Whether this head was reviewed before: a reply of this command, or the summary comment of a
+        review (pull_request workflow or command) names it."""
+        for comment in self.client.conversation(self.accepted.comment.number):
+            body = str(comment.get("body") or "")
+            if f"<!-- coderefine:reviewed={self.head} -->" in body:
+                return True
+            if SUMMARY_MARKER in body and self.head[:10] in SUMMARY_HEAD.findall(body):
+                return True
+        return False
+
     def review(self) -> int:
+        again = self.accepted.command.argument.strip().lower() == "again"
+        if not again and self.already_reviewed():
+            self.reply(
+                f"coderefine already reviewed `{self.head[:10]}`, the head now: its findings are inline "
+                "and in the summary comment. Push a change, or comment `/coderefine review again` to pay "
+                "for a new review of the same code."
+            )
+            return 0
         code, report = self.run_review(publish=True)
         if not report:
             self.reply(self.failed("review", code))
@@ -200,7 +222,8 @@ class CommandRun:
         note = f"\n\n> {report['model_note']}" if report.get("model_note") else ""
         self.reply(
             f"coderefine reviewed `{self.head[:10]}`: {said} (cost ${report.get('cost_usd', 0):.4f}). "
-            f"The findings are inline and in the summary comment.{note}"
+            f"The findings are inline and in the summary comment.{note}\n"
+            f"<!-- coderefine:reviewed={self.head} -->"
         )
         return 0 if code in (0, 1) else code
 

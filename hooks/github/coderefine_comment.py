@@ -31,7 +31,8 @@ EVENTS = ("issue_comment", "pull_request_review_comment")
 HELP = """\
 coderefine commands (in a comment on this pull request):
 - `/coderefine review`: review the pull request's head as the pull_request workflow does; findings already \
-posted are kept, new ones added, fixed ones marked resolved
+posted are kept, new ones added, fixed ones marked resolved (a head reviewed before is not paid for twice: \
+`/coderefine review again` does)
 - `/coderefine fix [what to change]`: run the refine loop on the changed files (the intent: your words, else \
 the pull request's title and body) and offer the result as verified suggestions
 - `/coderefine explain`: in the thread of a coderefine finding, the critic's evidence and the signals \
@@ -258,6 +259,16 @@ class GitHub:
         else:
             path = f"{self.base}/pulls/{comment.number}/comments/{comment.thread_id}/replies"
             self.call("POST", path, {"body": body})
+
+    def conversation(self, number: int) -> list[dict[str, Any]]:
+        """The comments of a pull request's conversation, every page."""
+        comments: list[dict[str, Any]] = []
+        for page in range(1, 51):
+            batch = self.call("GET", f"{self.base}/issues/{number}/comments?per_page=100&page={page}")
+            comments += [c for c in batch if isinstance(c, dict)] if isinstance(batch, list) else []
+            if not isinstance(batch, list) or len(batch) < 100:
+                break
+        return comments
 
     def review_comment(self, comment_id: int) -> dict[str, Any]:
         data = self.call("GET", f"{self.base}/pulls/comments/{comment_id}")
