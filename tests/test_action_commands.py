@@ -582,3 +582,39 @@ def test_the_readme_steps_take_a_sample_project_to_a_review_reply(
     assert github.reactions == [("issues", 900001, "eyes")]
     assert answers(github)[-1].startswith("coderefine reviewed `")
     assert any("```suggestion" in c["body"] for c in github.review_comments)
+
+
+def test_fix_in_a_findings_thread_fixes_that_finding_in_its_file(clone: Path, tmp_path: Path) -> None:
+    github = FakeGitHubCommands(pull_object(clone, REPO), {"pkg/mod.py": set(range(1, 7))})
+    github.review_comments.append(
+        {
+            "id": 900000,
+            "path": "pkg/mod.py",
+            "line": 2,
+            "side": "RIGHT",
+            "body": "**error: add subtracts** (`coderefine/critic-error`)\n\nuse +\n\n<!-- coderefine:fp=abc123 -->",
+        }
+    )
+    name, payload = comment_payload("/coderefine fix", thread=True)
+    payload["pull_request"] = github.pull
+    model = FakeAnthropic(fix_script())
+    with loopback_server(model) as api, github_server(github) as gh:
+        code, log, _ = run_step(
+            "comment",
+            clone,
+            tmp_path,
+            (name, payload),
+            GITHUB_API_URL=gh,
+            ANTHROPIC_API_KEY="sk-ant-test",
+            ANTHROPIC_BASE_URL=api,
+        )
+    assert code == 0, log
+    intent = "Fix this review finding at pkg/mod.py line 2:\\n**error: add subtracts** (`coderefine/critic-error`)\\n\\nuse +"
+    assert intent in json.dumps(model.requests[0])
+    assert "Make add faster" not in json.dumps(model.requests[0])
+    (review,) = github.reviews
+    assert "return a + b" in review["comments"][0]["body"]
+    assert github.replies[-1]["in_reply_to"] == 900000
+    assert github.replies[-1]["body"].startswith(
+        "coderefine fix: 1 verified suggestion(s) in a review, for: Fix this"
+    )

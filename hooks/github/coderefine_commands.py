@@ -271,12 +271,28 @@ class CommandRun:
         )
         return 0
 
+    def finding_of_thread(self) -> tuple[str, str] | None:
+        """(path, what it says) of the coderefine finding whose thread the command was asked in."""
+        if self.accepted.comment.kind != "thread":
+            return None
+        top = self.client.review_comment(self.accepted.comment.thread_id)
+        body = str(top.get("body") or "")
+        if not FINGERPRINT.search(body) or not top.get("path"):
+            return None
+        said = body.split("Verified by coderefine", 1)[0].split("<!--", 1)[0].strip()
+        return str(top["path"]), f"Fix this review finding at {top['path']} line {top.get('line')}:\n{said}"
+
     def fix(self) -> int:
         pull = self.pull
-        intent = self.accepted.command.argument or "\n\n".join(
+        files: list[str] = []
+        intent = self.accepted.command.argument
+        finding = None if intent else self.finding_of_thread()
+        if finding is not None:  # `/coderefine fix` in a finding's thread: that finding, in its file
+            files, intent = [finding[0]], finding[1]
+        intent = intent or "\n\n".join(
             part for part in (str(pull.get("title") or ""), str(pull.get("body") or "")) if part
         )
-        command = [self.tools.coderefine, "fix", "--base", f"origin/{self.base_ref}", "-m", intent]
+        command = [self.tools.coderefine, "fix", *files, "--base", f"origin/{self.base_ref}", "-m", intent]
         model = self.inputs.get("model", "").strip()
         if model:
             command += ["--model", model]

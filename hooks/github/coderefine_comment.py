@@ -34,7 +34,8 @@ coderefine commands (in a comment on this pull request):
 posted are kept, new ones added, fixed ones marked resolved (a head reviewed before is not paid for twice: \
 `/coderefine review again` does)
 - `/coderefine fix [what to change]`: run the refine loop on the changed files (the intent: your words, else \
-the pull request's title and body) and offer the result as verified suggestions
+the pull request's title and body; in a finding's thread, that finding) and offer the result as verified \
+suggestions
 - `/coderefine explain`: in the thread of a coderefine finding, the critic's evidence and the signals \
 behind it
 - `/coderefine help`: this list"""
