@@ -478,7 +478,7 @@ def test_a_command_is_the_first_line_of_a_comment(body: str, verb: str | None, a
 
 
 def test_a_fixs_insertion_becomes_a_suggestion_on_its_neighbour() -> None:
-    commands = hook_module("coderefine_commands")
+    commands = hook_module("coderefine_suggestions")
     diff = (
         "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n"
         "@@ -2,0 +3,2 @@\n+    x = 1\n+    y = 2\n"

@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from coderefine_comment import Accepted, GitHub
+from coderefine_suggestions import fence, fix_hunks, right_lines, suggestions
 
 FINGERPRINT = re.compile(r"<!-- coderefine:fp=([0-9a-f]+) -->")
 # The summary comment of a review (doors/review/render.py): its marker, and "`BASE10..HEAD10`" of the run.
 SUMMARY_MARKER = "<!-- coderefine:summary -->"
 SUMMARY_HEAD = re.compile(r"`[0-9a-f]{7,40}\.\.([0-9a-f]{7,40})`")
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
 
 ReviewCommand = Callable[
@@ -47,16 +47,6 @@ class Tools:
     meaning: Mapping[int, str]
 
 
-@dataclass(frozen=True)
-class Hunk:
-    """Head lines ``start``..``end`` of ``path`` become ``lines`` (a suggestion's range and text)."""
-
-    path: str
-    start: int
-    end: int
-    lines: tuple[str, ...]
-
-
 def _git(cwd: Path, *args: str) -> str:
     done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -65,56 +55,6 @@ def _git(cwd: Path, *args: str) -> str:
         words = [word for word in words if not word.startswith("-")]
         raise RuntimeError(f"git {' '.join(words[:1])} failed: {done.stderr.strip()[-500:]}")
     return done.stdout
-
-
-def fence(text: str, info: str) -> tuple[str, str]:
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    ticks = "`" * max(3, longest + 1)
-    return ticks + info, ticks
-
-
-def right_lines(diff: str) -> dict[str, set[int]]:
-    """The head lines a pull request's diff shows (RIGHT side): where a suggestion may sit."""
-    shown: dict[str, set[int]] = {}
-    path = ""
-    for line in diff.splitlines():
-        if line.startswith("+++ "):
-            path = line[6:] if line.startswith("+++ b/") else ""
-        match = _HUNK.match(line)
-        if match and path:
-            start, count = int(match.group(3)), int(match.group(4) or "1")
-            shown.setdefault(path, set()).update(range(start, start + count))
-    return shown
-
-
-def fix_hunks(diff: str, head_text: Callable[[str], list[str]]) -> list[Hunk]:
-    """The hunks of a ``git diff -U0`` as replacements of head lines; an insertion takes its neighbour."""
-    hunks: list[Hunk] = []
-    path, current, added = "", None, []
-    for line in [*diff.splitlines(), "@@ end"]:
-        if line.startswith(("@@", "diff --git")) and current is not None:
-            hunks.append(_hunk(path, current, tuple(added), head_text))
-            current, added = None, []
-        if line.startswith("+++ "):
-            path = line[6:] if line.startswith("+++ b/") else ""
-        match = _HUNK.match(line)
-        if match and path:
-            current = (int(match.group(1)), int(match.group(2) or "1"))
-        elif current is not None and line.startswith("+"):
-            added.append(line[1:])
-    return hunks
-
-
-def _hunk(
-    path: str, old: tuple[int, int], added: tuple[str, ...], head_text: Callable[[str], list[str]]
-) -> Hunk:
-    start, count = old
-    if count:
-        return Hunk(path, start, start + count - 1, added)
-    lines = head_text(path)  # a pure insertion after line `start`: a suggestion replaces at least one line
-    if start == 0:
-        return Hunk(path, 1, 1, (*added, *lines[:1]))
-    return Hunk(path, start, start, (lines[start - 1], *added))
 
 
 def run_url(environ: Mapping[str, str]) -> str:
@@ -318,21 +258,7 @@ class CommandRun:
         def head_text(path: str) -> list[str]:
             return _git(self.cwd, "show", f"HEAD:{path}").splitlines()
 
-        hunks = fix_hunks(diff, head_text)
-        placed = [h for h in hunks if all(n in shown.get(h.path, set()) for n in range(h.start, h.end + 1))]
-        rest = [h for h in hunks if h not in placed]
-        comments = []
-        for hunk in placed:
-            text = "\n".join(hunk.lines)
-            opening, closing = fence(text, "suggestion")
-            comment: dict[str, Any] = {"path": hunk.path, "line": hunk.end, "side": "RIGHT"}
-            if hunk.start < hunk.end:
-                comment.update(start_line=hunk.start, start_side="RIGHT")
-            body = "Verified by coderefine (gated, no signal worse):"
-            comment["body"] = (
-                f"{body}\n{opening}\n{text}\n{closing}" if text else f"{body}\n{opening}\n{closing}"
-            )
-            comments.append(comment)
+        comments, rest = suggestions(fix_hunks(diff, head_text), shown)
         whole = _git(self.cwd, "diff", "--no-color", "--no-ext-diff", "HEAD", "--", "*.py")
         opening, closing = fence(whole, "diff")
         outside = (
@@ -340,12 +266,14 @@ class CommandRun:
             if rest
             else ""
         )
-        plural = "s" if len(placed) != 1 else ""
-        summary = f"coderefine fix for: {intent}\n\n{len(placed)} suggestion{plural}{outside}"
-        if placed:
+        plural = "s" if len(comments) != 1 else ""
+        summary = f"coderefine fix for: {intent}\n\n{len(comments)} suggestion{plural}{outside}"
+        if comments:
             payload = {"commit_id": self.head, "event": "COMMENT", "body": summary, "comments": comments}
             if self.client.post_review(self.accepted.comment.number, payload):
-                self.reply(f"coderefine fix: {len(placed)} verified suggestion(s) in a review, for: {intent}")
+                self.reply(
+                    f"coderefine fix: {len(comments)} verified suggestion(s) in a review, for: {intent}"
+                )
                 return 0
         self.reply(f"coderefine fix for: {intent}\n\nThe verified change:\n{opening}\n{whole}{closing}")
         return 0
