@@ -525,6 +525,7 @@ def test_a_refused_push_is_answered_without_the_token(clone: Path, tmp_path: Pat
     assert code == 3, log
     (reply,) = answers(github)
     assert reply.startswith("coderefine fix failed: git push failed:") and "/actions/runs/4242" in reply
+    assert "(fix-push needs contents: write in the command job)" in reply
     assert "test-token" not in reply and "eC1hY2Nlc3MtdG9rZW46dGVzdC10b2tlbg" not in reply  # nor its base64
 
 

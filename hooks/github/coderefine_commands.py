@@ -297,7 +297,10 @@ class CommandRun:
         token = self.inputs.get("github-token", "")
         basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
         header = ["-c", f"http.extraheader=AUTHORIZATION: basic {basic}"]
-        _git(self.cwd, *header, "push", "-q", url, f"HEAD:refs/heads/{branch}")
+        try:
+            _git(self.cwd, *header, "push", "-q", url, f"HEAD:refs/heads/{branch}")
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc} (fix-push needs contents: write in the command job)") from exc
         self.reply(f"coderefine fix pushed `{commit[:10]}` to `{branch}`, for: {intent}")
         return 0
 
