@@ -172,8 +172,9 @@ def decide(
         return Decision(False, HELP, "", "help")
     if command.verb not in KNOWN:
         known = ", ".join(f"`{PREFIX} {verb}`" for verb in KNOWN)
+        word = command.verb.replace("`", "")[:40]  # echoed as code, never as markup or a mention
         return Decision(
-            False, f"{who}: unknown command `{command.verb}`; the known ones: {known}.", "", "unknown command"
+            False, f"{who}: unknown command `{word}`; the known ones: {known}.", "", "unknown command"
         )
     if command.verb == "explain" and comment.kind != "thread":
         return Decision(
