@@ -196,6 +196,8 @@ def test_a_head_reviewed_before_is_not_paid_for_twice_unless_asked_again(clone: 
     replies = [c["body"] for c in github.issue_comments if "coderefine:summary" not in c["body"]]
     assert replies[1].startswith(f"coderefine already reviewed `{head}`, the head now")
     assert replies[2].startswith(f"coderefine reviewed `{head}`")
+    assert "Inline: 1 new, 0 already posted, 0 resolved since." in replies[0]
+    assert "Inline: 0 new, 1 already posted, 0 resolved since." in replies[2]
     assert len(github.review_comments) == 1  # the finding of the first review is kept, not posted again
     assert sum("<!-- coderefine:summary -->" in c["body"] for c in github.issue_comments) == 1
 

@@ -28,6 +28,7 @@ from coderefine_suggestions import fence, fix_hunks, right_lines, suggestions
 FINGERPRINT = re.compile(r"<!-- coderefine:fp=([0-9a-f]+) -->")
 # The summary comment of a review (doors/review/render.py): its marker, and "`BASE10..HEAD10`" of the run.
 SUMMARY_MARKER = "<!-- coderefine:summary -->"
+RESOLVED_MARKER = "<!-- coderefine:resolved -->"  # doors/review/github_api.py: a finding gone since
 SUMMARY_HEAD = re.compile(r"`[0-9a-f]{7,40}\.\.([0-9a-f]{7,40})`")
 BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
 
@@ -137,6 +138,16 @@ class CommandRun:
                 return True
         return False
 
+    def open_findings(self) -> set[str]:
+        """The fingerprints of coderefine's inline comments not yet marked resolved."""
+        found = set()
+        for comment in self.client.review_comments(self.accepted.comment.number):
+            body = str(comment.get("body") or "")
+            match = FINGERPRINT.search(body)
+            if match and RESOLVED_MARKER not in body:
+                found.add(match.group(1))
+        return found
+
     def review(self) -> int:
         again = self.accepted.command.argument.strip().lower() == "again"
         if not again and self.already_reviewed():
@@ -146,11 +157,18 @@ class CommandRun:
                 "for a new review of the same code."
             )
             return 0
+        before = self.open_findings()
         code, report = self.run_review(publish=True)
         if not report:
             self.reply(self.failed("review", code))
             return code
         findings = report.get("findings", [])
+        inline = {str(f.get("fingerprint")) for f in findings if f.get("inline")}
+        everything = {str(f.get("fingerprint")) for f in findings}
+        delta = (
+            f"Inline: {len(inline - before)} new, {len(inline & before)} already posted, "
+            f"{len(before - everything)} resolved since."
+        )
         counts = {
             level: sum(1 for f in findings if f.get("severity") == level)
             for level in ("error", "warning", "info")
@@ -162,7 +180,7 @@ class CommandRun:
         note = f"\n\n> {report['model_note']}" if report.get("model_note") else ""
         self.reply(
             f"coderefine reviewed `{self.head[:10]}`: {said} (cost ${report.get('cost_usd', 0):.4f}). "
-            f"The findings are inline and in the summary comment.{note}\n"
+            f"The findings are inline and in the summary comment. {delta}{note}\n"
             f"<!-- coderefine:reviewed={self.head} -->"
         )
         return 0 if code in (0, 1) else code

@@ -264,9 +264,16 @@ class GitHub:
 
     def conversation(self, number: int) -> list[dict[str, Any]]:
         """The comments of a pull request's conversation, every page."""
+        return self._pages(f"{self.base}/issues/{number}/comments")
+
+    def review_comments(self, number: int) -> list[dict[str, Any]]:
+        """The review (inline) comments of a pull request, every page."""
+        return self._pages(f"{self.base}/pulls/{number}/comments")
+
+    def _pages(self, path: str) -> list[dict[str, Any]]:
         comments: list[dict[str, Any]] = []
         for page in range(1, 51):
-            batch = self.call("GET", f"{self.base}/issues/{number}/comments?per_page=100&page={page}")
+            batch = self.call("GET", f"{path}?per_page=100&page={page}")
             comments += [c for c in batch if isinstance(c, dict)] if isinstance(batch, list) else []
             if not isinstance(batch, list) or len(batch) < 100:
                 break
