@@ -4,9 +4,10 @@
 coderefine into it; ``python3 coderefine_action.py review`` runs ``coderefine review`` with the fork-safe
 rules of hooks/github/coderefine-review.yml and writes the job summary. With the input ``command: gate`` or
 ``command: comment`` the same step answers ``/coderefine`` commands in pull request comments instead
-(coderefine_comment.py, coderefine_commands.py; the workflow is hooks/github/coderefine-commands.yml). The action's inputs arrive as
-``INPUT_*`` variables (set by action.yml), the run's context as GitHub's own (``GITHUB_EVENT_PATH``,
-``GITHUB_STEP_SUMMARY``, ``GITHUB_OUTPUT``, ...), so a test can run each step exactly as a runner does.
+(coderefine_comment.py, coderefine_commands.py; the workflow is hooks/github/coderefine-commands.yml).
+The action's inputs arrive as ``INPUT_*`` variables (set by action.yml), the run's context as GitHub's
+own (``GITHUB_EVENT_PATH``, ``GITHUB_STEP_SUMMARY``, ``GITHUB_OUTPUT``, ...), so a test can run each step
+exactly as a runner does.
 
 Standard library only: it runs before coderefine is installed, with whatever Python the runner has.
 

@@ -194,7 +194,8 @@ def decide(
             False,
             f"{who}: this pull request comes from a fork ({head or 'a deleted repository'}); a command never "
             "runs a fork's code with this repository's secrets. Its `pull_request` workflow reviews it with "
-            "the signals and no secrets (docs/security.md).",
+            "the signals and no secrets; for a model's review, once you have read the change, push its "
+            "branch to this repository and comment on a pull request from there (docs/security.md).",
             "",
             f"refused: a fork ({head or 'deleted'})",
         )
