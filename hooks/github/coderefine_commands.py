@@ -217,7 +217,7 @@ class CommandRun:
                     f"**{finding.get('title')}** — `{finding.get('rule_id')}`, {finding.get('severity')}, "
                     f"from {origin}, at `{finding.get('path')}:{finding.get('line')}` of `{self.head[:10]}`.",
                     "",
-                    "What it rests on (the evidence and the reasoning, as reported):",
+                    "What it says, with the critic's evidence (or the signal's own message):",
                     opening,
                     str(finding.get("message", "")),
                     closing,
