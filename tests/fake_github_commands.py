@@ -22,11 +22,15 @@ class FakeGitHubCommands(FakeGitHub):
         self.reactions: list[tuple[str, int, str]] = []  # (issues|pulls, comment id, content)
         self.replies: list[dict[str, Any]] = []  # thread replies: {"in_reply_to": id, "body": ...}
         self.reviews: list[dict[str, Any]] = []  # the bodies of posted reviews
+        self.read_only = False  # the token of a fork's pull_request_review_comment run: every write is 403
 
     def handler(self, request: httpx2.Request) -> httpx2.Response:
         path, method = request.url.path, request.method
         base = f"/repos/{REPO}"
         body = json.loads(request.content) if request.content else {}
+        if self.read_only and method != "GET":
+            self.calls.append((method, path))
+            return httpx2.Response(403, json={"message": "Resource not accessible by integration"})
         if method == "GET" and path == f"{base}/pulls/{PULL}":
             self.calls.append((method, path))
             assert request.headers["authorization"] == "Bearer test-token"

@@ -311,3 +311,16 @@ def test_the_readme_steps_take_a_sample_project_to_a_review_reply(
     assert github.reactions == [("issues", 900001, "eyes")]
     assert answers(github)[-1].startswith("coderefine reviewed `")
     assert any("```suggestion" in c["body"] for c in github.review_comments)
+
+
+def test_a_forks_review_comment_run_with_a_read_only_token_refuses_quietly(
+    clone: Path, tmp_path: Path
+) -> None:
+    github = FakeGitHubCommands(pull_object(clone, "stranger/project"))
+    github.read_only = True
+    name, payload = comment_payload("/coderefine fix", thread=True)
+    payload["pull_request"] = github.pull
+    with github_server(github) as gh:
+        code, log, outputs = run_step("gate", clone, tmp_path, (name, payload), GITHUB_API_URL=gh)
+    assert code == 0 and outputs["run"] == "false", log
+    assert "::warning title=coderefine::could not answer the comment" in log and "nothing was run" in log

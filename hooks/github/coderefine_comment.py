@@ -329,8 +329,17 @@ def screen(
     pull = client.pull(comment.number) if needs_pull else {}
     decision = decide(command, comment, pull, allowed, environ.get("GITHUB_REPOSITORY", ""))
     print(f"coderefine action: {decision.log}", flush=True)
-    if decision.reaction and acknowledge:
-        client.react(comment, decision.reaction)
-    if decision.reply:
-        client.reply(comment, decision.reply)
+    try:
+        if decision.reaction and acknowledge:
+            client.react(comment, decision.reaction)
+        if decision.reply:
+            client.reply(comment, decision.reply)
+    except CommentError as exc:
+        if decision.run or ": 403 " not in str(exc):
+            raise
+        # GitHub gives a review comment's run on a fork's pull request a read-only token (and no
+        # secrets): the refusal cannot be posted, and nothing runs anyway.
+        print(
+            f"::warning title=coderefine::could not answer the comment ({exc}); nothing was run", flush=True
+        )
     return Accepted(command, comment, pull) if decision.run else None
