@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -341,6 +342,8 @@ def run_command(
         # where the command was asked, then fail the job.
         run.reply(f"coderefine {accepted.command.verb} failed: {exc}. The log: {run_url(environ)}")
         return 3
+    finally:
+        shutil.rmtree(run.folder, ignore_errors=True)
 
 
 def outputs(accepted: Accepted | None) -> Sequence[tuple[str, str]]:
