@@ -27,11 +27,20 @@ _RANK = {"error": 0, "warning": 1, "info": 2}
 
 @dataclass(frozen=True)
 class Suggestion:
-    """A verified fix: replace head lines ``start``..``end`` (1-based, inclusive) with ``text``."""
+    """A verified fix: replace head lines ``start``..``end`` (1-based, inclusive) with ``text``.
+
+    ``text`` is the new lines joined by "\n", as a suggestion block shows them (empty: the lines go).
+    ``exact`` is the same lines as the verified candidate holds them, each with its own line ending, so
+    that a tool applying the fix (SARIF) writes the candidate byte for byte; ``to_newline`` says whether
+    head line ``end`` ends with a line ending (not so only for a last line without one). ``exact`` is
+    None in reports written before it existed: their lines are then taken to end with "\n".
+    """
 
     start: int
     end: int
     text: str
+    exact: str | None = None
+    to_newline: bool = True
 
 
 @dataclass(frozen=True)

@@ -132,8 +132,11 @@ class _FileView:
 
 
 def suggestion_for(before: str, after: str) -> Suggestion | None:
-    """The smallest head-line range whose replacement turns ``before`` into ``after``."""
-    old, new = before.splitlines(), after.splitlines()
+    """The smallest head-line range whose replacement turns ``before`` into ``after``.
+
+    Lines end at "\n" only, as Python and the findings number them, and keep their endings, so a
+    change of line ending counts and the replacement reproduces ``after`` exactly."""
+    old, new = ending_lines(before), ending_lines(after)
     changes = [
         op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"
     ]
@@ -146,7 +149,20 @@ def suggestion_for(before: str, after: str) -> Suggestion | None:
             i1, j1 = i1 - 1, j1 - 1
         else:
             i2, j2 = i2 + 1, j2 + 1
-    return Suggestion(start=i1 + 1, end=max(i2, i1 + 1), text="\n".join(new[j1:j2]))
+    end = max(i2, i1 + 1)
+    return Suggestion(
+        start=i1 + 1,
+        end=end,
+        text="\n".join(line.rstrip("\n").removesuffix("\r") for line in new[j1:j2]),
+        exact="".join(new[j1:j2]),
+        to_newline=end > len(old) or old[end - 1].endswith("\n"),
+    )
+
+
+def ending_lines(text: str) -> list[str]:
+    """``text`` split after each "\n", endings kept: ``"".join(ending_lines(t)) == t``."""
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def run_review(
