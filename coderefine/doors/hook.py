@@ -243,7 +243,7 @@ class Hook:
             if self._mode == "signals":
                 evaluator.start_baseline()
                 evaluation = evaluator.evaluate({path: change.files[0].after.text})
-                result = CheckResult(change, evaluation, tuple(evaluator.tests))
+                result = CheckResult(change, evaluation, tuple(evaluator.tests), evaluator.selection)
                 failing = result.failed(self._settings.fail_on)
                 lines = signal_rows(evaluation.comparison.introduced)
                 lines += tuple(f"{s.source} did not run: {s.note}" for s in evaluation.comparison.missing())

@@ -74,7 +74,21 @@ def failed_tests(signals: Iterable[Signal]) -> int:
     return sum(1 for s in signals if s.source == "pytest" and not s.code.startswith("collect:"))
 
 
-def render_check(result: CheckResult, fail_on: str) -> str:
+def test_reasons(result: CheckResult) -> list[str]:
+    """``check --explain``: which tests ran, and how each was found."""
+    selection = result.selection
+    if not result.tests:
+        return ["Tests: none ran" + (f": {selection.describe()}" if selection.describe() else ".")]
+    if selection.scope != "related":
+        return [f"Tests: {len(result.tests)} test files, {selection.describe()}."]
+    reasons = dict(selection.reasons)
+    return [
+        f"Tests: {len(result.tests)} of {selection.suite} test files, related to the change:",
+        *(f"  {test}: {reasons.get(test, 'related')}" for test in result.tests),
+    ]
+
+
+def render_check(result: CheckResult, fail_on: str, explain: bool = False) -> str:
     comparison = result.evaluation.comparison
     files = result.change.files
     whole = sum(1 for f in files if f.kind == "whole")
@@ -93,6 +107,8 @@ def render_check(result: CheckResult, fail_on: str) -> str:
     if comparison.fixed:
         lines.append(f"Fixed by the change: {len(comparison.fixed)}")
     lines.append("")
+    if explain:
+        lines.extend([*test_reasons(result), ""])
     lines.append(status_line(comparison.statuses, failed_tests(comparison.introduced + comparison.existing)))
     for missing in comparison.missing():
         lines.append(f"warning: {missing.source} did not run cleanly: {missing.note}")

@@ -53,8 +53,10 @@ def _check(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPy
     from coderefine.signals.check import run_check
 
     result = run_check(change, settings, SubprocessRunner(), os.environ, files, warm)
-    render = render_check_json if args.output_format == "json" else render_check
-    out.write(render(result, settings.fail_on))
+    if args.output_format == "json":
+        out.write(render_check_json(result, settings.fail_on))
+    else:
+        out.write(render_check(result, settings.fail_on, explain=args.explain))
     return EXIT_FINDINGS if result.failed(settings.fail_on) else EXIT_CLEAN
 
 
