@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from collections.abc import Callable
@@ -168,6 +169,9 @@ def _run_fix(
             batch = batch_run(state_path(change.root, repo.git_dir if repo else None), progress=sys.stderr)
         model = make_role_model(settings, os.environ, record=record, progress=sys.stderr, batch=batch)
     progress = StreamProgress(sys.stderr, sys.stderr.isatty())
+    # A change read before another run's write is read again once the lock is ours (not a patch read
+    # from stdin, which cannot be read twice, nor a draft's new file).
+    reload = None if drafting or args.patch == "-" else lambda: load(args, io.StringIO())[2]
     try:
         outcome = refine_change(
             change,
@@ -185,6 +189,7 @@ def _run_fix(
             warm=warm,
             files=files,
             timeline=timeline,
+            reload=reload,
         )
     finally:
         progress.done()
