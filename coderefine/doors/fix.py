@@ -154,9 +154,11 @@ def disk_state(change: Change) -> dict[str, bytes | None]:
     """What the change's files hold on disk now (None: absent). For a change read from the working tree
     or named files, what was read is what the disk held, so that is the state, from the moment it was
     read; ``stale_paths`` compares it with the disk later."""
+    now = {f.path: _read(change.root / f.path) for f in change.files}
     if change.source in ("worktree", "files"):
-        return {f.path: f.after.encode() for f in change.files}
-    return {f.path: _read(change.root / f.path) for f in change.files}
+        # a draft's new file is not on disk yet: nothing was read
+        return {f.path: f.after.encode() if now[f.path] is not None else None for f in change.files}
+    return now
 
 
 def current_change(
