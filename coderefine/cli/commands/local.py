@@ -10,7 +10,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from coderefine.cli.commands import load, recovered, require_change_source, settings_flags, warn
+from coderefine.cli.commands import (
+    load,
+    recovered,
+    refuse_foreign,
+    require_change_source,
+    settings_flags,
+    warn,
+)
 from coderefine.errors import EXIT_CLEAN, EXIT_FINDINGS
 
 if TYPE_CHECKING:
@@ -114,6 +121,7 @@ def _fix(
                 raise UsageError("draft needs --intent TEXT: say what the new code should do")
             cwd = Path.cwd()
             target = Path(os.path.normpath(cwd / args.file))
+            refuse_foreign([args.file], cwd, args.command)
             repo = GitRepo.find(target.parent if target.parent.exists() else cwd)
             settings = load_settings(project_root(target.parent, repo), os.environ, settings_flags(args))
             prefetch_sdks(settings)
