@@ -28,7 +28,11 @@ def signal_line(signal: Signal) -> str:
 # ``SCREEN`` characters, and a few one-line members per group before the count.
 SCREEN = 2_500
 SCREEN_SHORT = 5
-LEFT_OUT = "{count} signals are counted, not listed: `coderefine check --format json` lists every one."
+# The total of the "... and N more" lines above it, so that its number is not read as another group's.
+LEFT_OUT = (
+    "{count} signal{s} in all {are} only counted above, not listed: `coderefine check --format json` lists "
+    "every one."
+)
 
 
 def full_entry(signal: Signal) -> str:
@@ -50,7 +54,9 @@ def signal_entries(
 ) -> list[str]:
     """``signals`` folded by where tests fail, within about ``budget`` characters."""
     folded = fold(tuple(signals), full, short_entry, budget, bullet="  ", short_cap=SCREEN_SHORT)
-    return [*folded.lines, *([LEFT_OUT.format(count=folded.counted)] if folded.counted else [])]
+    count = folded.counted
+    left_out = LEFT_OUT.format(count=count, s="s" if count != 1 else "", are="are" if count != 1 else "is")
+    return [*folded.lines, *([left_out] if count else [])]
 
 
 def status_line(statuses: Iterable[SourceStatus], failed: int = 0) -> str:

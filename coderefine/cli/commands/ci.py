@@ -175,12 +175,13 @@ def write_outputs(report: ReviewReport, outputs: list[tuple[str, str | None]], o
     from coderefine.doors.review import github, gitlab, sarif
     from coderefine.doors.review import render as review_report
 
+    summary = bool(os.environ.get("GITHUB_STEP_SUMMARY"))  # written beside the annotations
     renderers = {
         "text": review_report.render_text,
         "json": review_report.render_json,
         "markdown": review_report.render_markdown,
         "sarif": sarif.render_sarif,
-        "github": github.render_annotations,
+        "github": lambda report: github.render_annotations(report, summary),
         "gitlab": gitlab.render_gitlab,
     }
     for name, path in outputs:

@@ -10,7 +10,6 @@ ever written.
 
 from __future__ import annotations
 
-import difflib
 import json
 import threading
 import time
@@ -29,6 +28,8 @@ from coderefine.doors.review.findings import (
     from_issue,
     from_signal,
     right_side_lines,
+    suggestion_for,
+    take_fix,
 )
 from coderefine.doors.review.shard import shard_files
 from coderefine.errors import BudgetExceededError
@@ -39,7 +40,7 @@ from coderefine.refiner.critique import Critique, CritiqueError, Issue
 from coderefine.refiner.ledger import Ledger
 from coderefine.refiner.records import ModelCharge
 from coderefine.refiner.session import RejectedEdit, Session
-from coderefine.signals.base import SEVERITY_RANK, Comparison, SourceStatus
+from coderefine.signals.base import SEVERITY_RANK, Comparison, Signal, SourceStatus
 from coderefine.signals.evaluate import BaselineStore, Evaluation, Evaluator
 from coderefine.signals.warm import WarmPytest
 
@@ -129,40 +130,6 @@ class _FileView:
             mine(comparison.fixed),  # type: ignore[arg-type]
             comparison.statuses,
         )
-
-
-def suggestion_for(before: str, after: str) -> Suggestion | None:
-    """The smallest head-line range whose replacement turns ``before`` into ``after``.
-
-    Lines end at "\n" only, as Python and the findings number them, and keep their endings, so a
-    change of line ending counts and the replacement reproduces ``after`` exactly."""
-    old, new = ending_lines(before), ending_lines(after)
-    changes = [
-        op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"
-    ]
-    if not changes:
-        return None
-    i1, j1 = changes[0][1], changes[0][3]
-    i2, j2 = changes[-1][2], changes[-1][4]
-    if i1 == i2:  # a pure insertion: anchor on the line before it (or after, at the top)
-        if i1 > 0:
-            i1, j1 = i1 - 1, j1 - 1
-        else:
-            i2, j2 = i2 + 1, j2 + 1
-    end = max(i2, i1 + 1)
-    return Suggestion(
-        start=i1 + 1,
-        end=end,
-        text="\n".join(line.rstrip("\n").removesuffix("\r") for line in new[j1:j2]),
-        exact="".join(new[j1:j2]),
-        to_newline=end > len(old) or old[end - 1].endswith("\n"),
-    )
-
-
-def ending_lines(text: str) -> list[str]:
-    """``text`` split after each "\n", endings kept: ``"".join(ending_lines(t)) == t``."""
-    parts = text.split("\n")
-    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def run_review(
@@ -255,7 +222,9 @@ def run_review(
             else:
                 results = [one(file) for file in order]
             for result in results:
-                findings.extend(result.findings)
+                for finding, resolved in zip(result.findings, result.restates, strict=True):
+                    if not take_fix(findings, finding, resolved):
+                        findings.append(finding)
                 if result.note:
                     model_note = f"{model_note} {result.note}".strip()
                 if result.critiqued:
@@ -290,6 +259,7 @@ class _FileReview:
     critiqued: bool = False
     findings: tuple[Finding, ...] = ()
     note: str = ""
+    restates: tuple[tuple[Signal, ...], ...] = ()  # per finding: the lint its verified fix resolved
 
 
 def _review_file(
@@ -309,14 +279,19 @@ def _review_file(
     except CritiqueError as exc:
         return _FileReview(file.path, note=f"The critique of {file.path} was unusable ({exc}).")
     findings = []
+    restates: list[tuple[Signal, ...]] = []
     for index, issue in enumerate(critique.issues):
         finding = from_issue(issue, head_texts)
+        resolved: tuple[Signal, ...] = ()
         try:
-            finding = _verify(session, finding, index, critique, file.path, file.after.text, current, intent)
+            finding, resolved = _verify(
+                session, finding, index, critique, file.path, file.after.text, current, intent
+            )
         except BudgetExceededError:
             finding = replace(finding, note="no fix was tried: the budget was reached")
         findings.append(finding)
-    return _FileReview(file.path, critiqued=True, findings=tuple(findings))
+        restates.append(resolved)
+    return _FileReview(file.path, critiqued=True, findings=tuple(findings), restates=tuple(restates))
 
 
 def _shard_paths(change: Change, shard: tuple[int, int] | None) -> frozenset[str]:
@@ -340,9 +315,10 @@ def _verify(
     head_text: str,
     current: Evaluation,
     intent: str,
-) -> Finding:
+) -> tuple[Finding, tuple[Signal, ...]]:
     """Ask the reviser for a fix of issue ``index`` alone (shown the whole critique, that issue marked
-    as the one to fix); keep it only if it is gated and shown better."""
+    as the one to fix); keep it only if it is gated and shown better. With it, the lint on the issue's
+    line the fix resolved: the issue restates it (``findings.take_fix``)."""
     issue = critique.issues[index]
     request = session.prompts.reviser(
         {path: head_text},
@@ -355,16 +331,16 @@ def _verify(
     try:
         candidate, _ = session.edit(request, {path: head_text}, 1)
     except RejectedEdit as exc:
-        return replace(finding, note=f"the proposed fix was refused: {exc.feedback.splitlines()[0]}")
+        return replace(finding, note=f"the proposed fix was refused: {exc.feedback.splitlines()[0]}"), ()
     fixed = candidate[path]
     suggestion = suggestion_for(head_text, fixed)
     if suggestion is None:
-        return replace(finding, note="the reviser proposed no change")
+        return replace(finding, note="the reviser proposed no change"), ()
     evaluation = session.evaluate({path: fixed}, 1)
     if evaluation.comparison.better_than(current.comparison):
-        return replace(finding, suggestion=suggestion)
+        return replace(finding, suggestion=suggestion), _resolved_lint(issue, current, evaluation)
     if not evaluation.comparison.no_worse_than(current.comparison):
-        return replace(finding, note="the proposed fix made a signal worse, so it is not offered")
+        return replace(finding, note="the proposed fix made a signal worse, so it is not offered"), ()
     # No signal shows the fix better: it is offered only if the critic, shown the fixed file, no
     # longer raises the issue where the fix changed the code (the rule `fix` writes by).
     try:
@@ -372,12 +348,26 @@ def _verify(
     except CritiqueError:
         return replace(
             finding, note="the critic's check of the proposed fix was unusable, so it is not offered"
-        )
+        ), ()
     if still_raised(recheck, issue, suggestion):
         return replace(
             finding, note="the critic still raises the issue on the proposed fix, so it is not offered"
-        )
-    return replace(finding, suggestion=suggestion)
+        ), ()
+    return replace(finding, suggestion=suggestion), ()
+
+
+def _resolved_lint(issue: Issue, before: Evaluation, after: Evaluation) -> tuple[Signal, ...]:
+    """The ruff findings on ``issue``'s first line that are gone after the fix (matched by code and
+    message, since the fix moves lines)."""
+    left = {(s.source, s.code, s.message) for s in after.comparison.introduced}
+    return tuple(
+        s
+        for s in before.comparison.introduced
+        if s.source == "ruff"
+        and s.path == issue.path
+        and s.line <= issue.line <= max(s.end_line, s.line)
+        and (s.source, s.code, s.message) not in left
+    )
 
 
 def still_raised(recheck: Critique, issue: Issue, suggestion: Suggestion) -> bool:

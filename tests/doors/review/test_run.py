@@ -486,3 +486,12 @@ def test_the_review_progress_line() -> None:
     assert (
         stream.getvalue() == "coderefine review: 3/12 files critiqued, $0.04 so far, 30s elapsed, ~90s left\n"
     )
+
+
+def test_a_critic_issue_whose_fix_resolves_the_lint_on_its_line_is_one_finding(feature_repo: Path) -> None:
+    critique = {"verdict": "revise", "summary": "a slip", "issues": [issue("os is unused", 1, "import os")]}
+    model = ScriptedModel([critique, block("import os\n\n\ndef add(a, b):\n", "def add(a, b):\n")])
+    report = review(feature_repo, model)
+    on_line_one = [f for f in report.findings if f.path == "pkg/mod.py" and f.line == 1]
+    assert [f.rule_id for f in on_line_one] == ["ruff/F401"], on_line_one  # not also the critic's
+    assert on_line_one[0].suggestion is not None and on_line_one[0].suggestion.text == ""
