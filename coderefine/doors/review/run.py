@@ -148,7 +148,7 @@ def run_review(
     clock: Callable[[], float] = time.monotonic,
     shard: tuple[int, int] | None = None,
     jobs: int = 1,
-    on_file: Callable[[int, int, float], None] | None = None,
+    on_file: Callable[[int, int, float, tuple[str, ...]], None] | None = None,
     warm: WarmPytest | None = None,
     base_results: BaselineStore | None = None,
 ) -> ReviewReport:
@@ -160,7 +160,8 @@ def run_review(
 
     ``jobs`` files are critiqued (and their fixes proposed) at once; the signal runs of proposed fixes
     take turns. When the budget is reached, files not yet started are listed as not reviewed.
-    ``on_file(done, total, cost so far)`` is called as each file's review ends (progress). ``warm``: a
+    ``on_file(done, total, cost so far, files being critiqued)`` is called as each file's review starts
+    and ends (progress). ``warm``: a
     warm test server already started for the project (``signals.prestart``). ``base_results``: the base's
     test results kept between runs (``basecache.base_results``)."""
     mine = _shard_paths(change, shard)
@@ -198,22 +199,32 @@ def run_review(
         if model is not None:
             lock, stop = threading.Lock(), threading.Event()
             finished = [0]
+            running: list[str] = []  # the files being critiqued now, in the order they started
 
             def one(file: FileChange) -> _FileReview:
                 if stop.is_set():
                     return _FileReview(file.path, started=False)
+                if on_file is not None:
+                    with lock:
+                        running.append(file.path)
+                        on_file(finished[0], len(order), ledger.cost, tuple(running))
                 single = Change(change.root, (file,), change.source, change.base, change.messages)
                 view = _FileView(evaluator, head_texts, file.path, lock)
                 session = Session(single, settings, model, view, intent, _Quiet(), clock, ledger=ledger)
-                result = _review_file(
-                    session, view.narrow(initial.comparison), initial, file, head_texts, intent
-                )
+                try:
+                    result = _review_file(
+                        session, view.narrow(initial.comparison), initial, file, head_texts, intent
+                    )
+                finally:
+                    with lock:
+                        if file.path in running:
+                            running.remove(file.path)
                 if not result.started:
                     stop.set()
                 elif on_file is not None:
                     with lock:
                         finished[0] += 1
-                        on_file(finished[0], len(order), ledger.cost)
+                        on_file(finished[0], len(order), ledger.cost, tuple(running))
                 return result
 
             if jobs > 1 and len(order) > 1:
