@@ -39,11 +39,13 @@ def _finding_annotation(finding: Finding, summary: bool) -> str:
     if finding.suggestion is not None:
         fix = finding.suggestion
         # Outside Actions no job summary is written: the fix goes in the annotation itself.
-        message += (
-            "\n\nA verified fix is in the job summary."
-            if summary
-            else f"\n\nVerified fix for lines {fix.start}-{fix.end}:\n{fix.text}"
-        )
+        lines = f"line {fix.start}" if fix.start == fix.end else f"lines {fix.start}-{fix.end}"
+        if summary:
+            message += "\n\nA verified fix is in the job summary."
+        elif fix.text:
+            message += f"\n\nVerified fix, replacing {lines}:\n{fix.text}"
+        else:
+            message += f"\n\nVerified fix: delete {lines}."
     return annotation(_COMMANDS[finding.severity], message, properties)
 
 

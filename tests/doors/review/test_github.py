@@ -32,7 +32,10 @@ def test_outside_actions_the_fix_is_in_the_annotation(monkeypatch: pytest.Monkey
     out = io.StringIO()
     write_outputs(REPORT, [("github", None)], out)
     assert "job summary" not in out.getvalue()
-    assert "Verified fix for lines 2-2:%0A    return a + b" in out.getvalue()
+    assert "Verified fix, replacing line 2:%0A    return a + b" in out.getvalue()
+    deleted = Finding(**{**FIXED.__dict__, "suggestion": Suggestion(1, 2, "", "")})
+    annotations = render_annotations(ReviewReport("b", "h", "", "none", (deleted,), "", {}, (), ()), False)
+    assert "Verified fix: delete lines 1-2." in annotations
 
 
 def test_under_actions_the_annotation_points_to_the_summary_written(
