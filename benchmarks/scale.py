@@ -339,7 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for size in args.sizes:
         count, read_s, cold_s, warm_s = selection_row(cached_repo(size))
         line = (
-            f"Related tests of one changed module, {size} files ({count} test and package files): reading "
+            f"Related tests of one changed module, {size} files ({count} Python files): reading "
             f"every file {read_s * 1000:.0f} ms; import index cold {cold_s * 1000:.0f} ms, warm "
             f"{warm_s * 1000:.0f} ms (same selection)."
         )

@@ -59,21 +59,17 @@ def tree_rows(label: str, root: Path, changes: Sequence[int], candidates: Sequen
 
 
 def selection_row(root: Path) -> tuple[int, float, float, float]:
-    """(test and __init__ files, seconds reading every one, seconds with a cold index, with a warm one)
-    for the related tests of one changed module."""
+    """(Python files, seconds reading every one, seconds with a cold index, with a warm one) for the
+    related tests of one changed module (imports are followed through every module)."""
     from coderefine.project.gitio import GitRepo
     from coderefine.project.workspace import project_files
     from coderefine.signals.import_index import ImportIndex
-    from coderefine.signals.related import is_package_init, is_test_file, select_tests
+    from coderefine.signals.related import is_python, select_tests
 
     files = project_files(root, GitRepo.find(root))
     changed = [modules(len(files))[0]]
     start = time.perf_counter()
-    texts = {
-        rel: (root / rel).read_text("utf-8", errors="replace")
-        for rel in files
-        if is_test_file(rel) or is_package_init(rel)
-    }
+    texts = {rel: (root / rel).read_text("utf-8", errors="replace") for rel in files if is_python(rel)}
     by_text = select_tests(changed, files, texts)
     read_s = time.perf_counter() - start
     with tempfile.TemporaryDirectory() as scratch:

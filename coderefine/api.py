@@ -17,7 +17,14 @@ from typing import Any
 
 from coderefine.config import Settings
 from coderefine.config import load_settings as _load_settings
-from coderefine.doors.fix import FixOutcome, run_refine, write_decision, write_result
+from coderefine.doors.fix import (
+    FixOutcome,
+    current_change,
+    disk_state,
+    run_refine,
+    write_decision,
+    write_result,
+)
 from coderefine.edits.gate import path_problem
 from coderefine.errors import EXIT_INTERRUPTED, CoderefineError, InputError
 from coderefine.models.base import Model
@@ -164,19 +171,24 @@ def refine_change(
     warm: WarmPytest | None = None,
     files: Sequence[str] | None = None,
     timeline: Timeline | None = None,
+    reload: Callable[[], Change] | None = None,
 ) -> FixOutcome:
     """``refine`` for a change already loaded: the run lock, recovery of an interrupted write, the loop,
     and the journalled write. The CLI's ``fix`` and ``draft`` stand on this too. ``warm``: a warm test
     server already started for the project (``signals.prestart``), which the run then owns.
     ``files``: the project's files when the caller listed them already (one git call, not two);
-    ``timeline`` gets the run's phases (``--timings``)."""
+    ``timeline`` gets the run's phases (``--timings``). The change's files are looked at again once the
+    lock is held: if another run (or its recovery) changed them meanwhile, the change is read again with
+    ``reload``, or without it the run is refused, before any model call."""
     try:
         with contextlib.ExitStack() as held:
+            seen = disk_state(change)
             with phase(timeline, "run lock and journal"):
                 journal = held.enter_context(
                     project_journal(change.root, repo, on_wait=on_wait, on_recover=on_recover)
                 )
             _Cancellable(NoProgress(), cancel).check()
+            change = current_change(change, seen, reload)
             if files is None:
                 with phase(timeline, "project files"):
                     files = project_files(change.root, repo)

@@ -99,6 +99,99 @@ def test_a_cancelled_refine_writes_nothing(make_repo: RepoFactory) -> None:
     assert (root / "pkg/mod.py").read_text() == BUGGY
 
 
+def _held_lock(root: Path) -> tuple[threading.Event, threading.Thread]:
+    """Another run holding the project's lock until the returned event is set."""
+    from coderefine.project.gitio import GitRepo
+    from coderefine.project.lock import run_lock
+    from coderefine.project.writes import Journal
+
+    repo = GitRepo.find(root)
+    assert repo is not None
+    lock = Journal.for_project(root, repo.git_dir).lock_path
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with run_lock(lock):
+            holding.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    holding.wait(30)
+    return release, thread
+
+
+def test_a_run_whose_file_changed_while_it_waited_for_the_lock_pays_no_model_call(
+    make_repo: RepoFactory,
+) -> None:
+    root = make_repo(SMALL_PROJECT)
+    write_files(root, {"pkg/mod.py": BUGGY})
+    release, thread = _held_lock(root)
+    model = coderefine.ScriptedModel([revise(), FIX, PASS])
+
+    def other_run_writes(message: str) -> None:  # called once this run starts waiting
+        write_files(root, {"pkg/mod.py": BUGGY.replace("a - b", "a + b")})
+        release.set()
+
+    try:
+        with pytest.raises(coderefine.CoderefineError, match="changed while this run waited") as raised:
+            coderefine.refine(
+                ["pkg/mod.py"],
+                root=root,
+                model=model,
+                settings=coderefine.load_settings(root, environ={}, tests=False),
+                write=True,
+                on_wait=other_run_writes,
+            )
+    finally:
+        release.set()
+        thread.join()
+    assert "nothing was sent to the model" in str(raised.value)
+    assert model.history == []
+
+
+def test_a_run_that_can_read_its_change_again_refines_what_the_other_run_wrote(
+    make_repo: RepoFactory,
+) -> None:
+    from coderefine.api import refine_change
+    from coderefine.project.change import Change, load_change
+    from coderefine.project.gitio import GitRepo
+    from coderefine.project.runner import SubprocessRunner
+
+    root = make_repo(SMALL_PROJECT)
+    write_files(root, {"pkg/mod.py": BUGGY})
+    repo = GitRepo.find(root)
+
+    def read() -> Change:
+        return load_change(["pkg/mod.py"], cwd=root, repo=repo, max_bytes=1 << 20)
+
+    stale = read()
+    release, thread = _held_lock(root)
+    model = coderefine.ScriptedModel([PASS])
+
+    def other_run_writes(message: str) -> None:
+        write_files(root, {"pkg/mod.py": BUGGY.replace("a - b", "a - b  # checked")})
+        release.set()
+
+    try:
+        outcome = refine_change(
+            stale,
+            coderefine.load_settings(root, environ={}, tests=False),
+            model,
+            repo,
+            write=True,
+            runner=SubprocessRunner(),
+            environ={"PATH": "/usr/bin:/bin"},
+            on_wait=other_run_writes,
+            reload=read,
+        )
+    finally:
+        release.set()
+        thread.join()
+    assert "# checked" in model.history[0].messages[0].text  # the critic saw the file as it is now
+    assert outcome.result.change.file("pkg/mod.py").after.text.endswith("a * b\n")
+
+
 def test_bad_input_is_a_clear_error(make_repo: RepoFactory, tmp_path: Path) -> None:
     root = make_repo(SMALL_PROJECT)
     with pytest.raises(coderefine.CoderefineError, match="outside the project root"):

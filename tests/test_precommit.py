@@ -101,6 +101,48 @@ def test_check_hook_passes_a_clean_change(
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow
+def test_init_from_this_clone_writes_a_hook_the_framework_runs(
+    make_repo: RepoFactory, pre_commit_home: Path, tmp_path: Path
+) -> None:
+    """As a new user of the README does: coderefine installed from its clone (the tests' own editable
+    install), ``init --yes`` in a project, and the hook it wrote run by pre-commit on a staged bug."""
+    import re
+
+    import yaml
+
+    root = make_repo(SMALL_PROJECT)
+    done = subprocess.run(
+        [sys.executable, "-m", "coderefine", "init", "--yes"], cwd=root, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no coderefine release is pinned: you run it from the clone" in done.stdout
+    config = yaml.safe_load((root / ".pre-commit-config.yaml").read_text())
+    (entry,) = config["repos"]
+    assert entry["repo"] == str(REPO_ROOT) and re.fullmatch(r"[0-9a-f]{40}", entry["rev"])
+    write_files(root, {"pkg/mod.py": BUGGY})
+    git(root, "add", "-A")  # pre-commit refuses an unstaged configuration
+    replay = replay_file(tmp_path / "fix.jsonl", ("critic", revise()), ("reviser", FIX))
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(pre_commit_home),
+        "CODEREFINE_MODEL": f"replay:{replay}",
+        "CODEREFINE_TESTS": "true",
+    }
+    hook = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--files", "pkg/mod.py"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    output = hook.stdout + hook.stderr
+    assert hook.returncode == 1, output
+    assert "files were modified by this hook" in output
+    assert "return a + b" in (root / "pkg/mod.py").read_text()
+
+
 def test_the_readme_snippet_names_the_release_tag_and_the_workflow_the_release() -> None:
     """The tag ``v<version>`` is created at each release; the README's snippet names it, and shows how to
     pin a commit instead, so that it does not depend on a tag existing."""

@@ -18,6 +18,13 @@ def add_change_options(parser: argparse.ArgumentParser) -> None:
     )
     source.add_argument("--base", metavar="REF", help="review the change since the merge base with REF")
     source.add_argument("--patch", metavar="FILE", help="review a unified diff from FILE ('-' for stdin)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        metavar="DIR",
+        help="the project the files belong to (default: their git repository, else their nearest "
+        "pyproject.toml); needed for a file outside the git repository of the current folder",
+    )
 
 
 def add_test_choice(parser: argparse.ArgumentParser) -> None:

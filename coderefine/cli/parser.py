@@ -65,6 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_change_options(check)
     add_signal_options(check)
+    check.add_argument(
+        "--explain",
+        action="store_true",
+        help="also say which tests ran and how each was found (the import chain from the test to the "
+        "change, or its name); --format json always has it, as tests_why",
+    )
 
     fix = commands.add_parser(
         "fix",

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from coderefine.config import Settings
-from coderefine.errors import WriteError
+from coderefine.errors import LockedError, WriteError
 from coderefine.models.base import Model
 from coderefine.project.change import Change
 from coderefine.project.runner import Runner
@@ -148,3 +148,43 @@ def write_result(result: RefineResult, journal: Writer) -> tuple[tuple[str, ...]
         return (), ""
     entry = journal.write(writes)
     return tuple(w.path for w in writes), entry
+
+
+def disk_state(change: Change) -> dict[str, bytes | None]:
+    """What the change's files hold on disk now (None: absent). For a change read from the working tree
+    or named files, what was read is what the disk held, so that is the state, from the moment it was
+    read; ``stale_paths`` compares it with the disk later."""
+    now = {f.path: _read(change.root / f.path) for f in change.files}
+    if change.source in ("worktree", "files"):
+        # a draft's new file is not on disk yet: nothing was read
+        return {f.path: f.after.encode() if now[f.path] is not None else None for f in change.files}
+    return now
+
+
+def current_change(
+    change: Change, seen: Mapping[str, bytes | None], reload: Callable[[], Change] | None
+) -> Change:
+    """``change``, or the change read again when its files moved on while the lock was awaited: the
+    model is never paid for a version that could not be written."""
+    stale = stale_paths(change, seen)
+    if not stale:
+        return change
+    again = reload() if reload is not None else None
+    if again is None or not again.files:
+        raise LockedError(
+            f"{', '.join(stale)} changed while this run waited for another coderefine run in the project; "
+            "nothing was sent to the model. Run coderefine again to refine the new content."
+        )
+    return again
+
+
+def stale_paths(change: Change, seen: Mapping[str, bytes | None]) -> list[str]:
+    """The change's files whose disk content is no longer ``seen``."""
+    return [f.path for f in change.files if _read(change.root / f.path) != seen.get(f.path)]
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None

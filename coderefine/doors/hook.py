@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -49,6 +49,8 @@ class FileVerdict:
     status: Status
     lines: tuple[str, ...] = ()
     cached: bool = False
+    cost: float = 0.0  # of this run's model calls for the file (a cached verdict cost nothing now)
+    calls: str = ""  # those calls' tokens and cost per role and model, as ``fix`` reports them
 
     @property
     def failed(self) -> bool:
@@ -71,6 +73,8 @@ class HookResult:
             tag = " (cached)" if verdict.cached else ""
             lines.append(f"{verdict.path}: {verdict.status}{tag}")
             lines.extend("  " + line for line in verdict.lines)
+            if verdict.calls:
+                lines.append(f"  tokens: {verdict.calls}")
         skipped = [v.path for v in self.verdicts if v.status == "skipped"]
         if skipped:
             lines.append(f"time limit reached: skipped {', '.join(skipped)} (nothing written for them)")
@@ -80,7 +84,8 @@ class HookResult:
                 "'git add' them and commit again ('coderefine undo' restores the previous version)"
             )
         cached = sum(1 for v in self.verdicts if v.cached)
-        lines.append(f"coderefine hook: {len(self.verdicts)} file(s), {cached} from the cache")
+        cost = f", cost ${sum(v.cost for v in self.verdicts):.4f}" if self.model_used else ""
+        lines.append(f"coderefine hook: {len(self.verdicts)} file(s), {cached} from the cache{cost}")
         return "\n".join(lines) + "\n"
 
 
@@ -136,6 +141,14 @@ class _Work:
     key: str
     writes: tuple[FileWrite, ...] = ()
     final_key: str | None = None  # the cache key of the fixed content, when the critic passed it
+
+
+def _charged(work: _Work, result: RefineResult) -> _Work:
+    """``work`` with what its model calls cost, as ``fix`` reports it (not cached: a cache hit is free)."""
+    from coderefine.report.usage import charges_text
+
+    calls = charges_text(result.charges)
+    return replace(work, verdict=replace(work.verdict, cost=result.cost, calls=calls)) if calls else work
 
 
 class Hook:
@@ -243,7 +256,7 @@ class Hook:
             if self._mode == "signals":
                 evaluator.start_baseline()
                 evaluation = evaluator.evaluate({path: change.files[0].after.text})
-                result = CheckResult(change, evaluation, tuple(evaluator.tests))
+                result = CheckResult(change, evaluation, tuple(evaluator.tests), evaluator.selection)
                 failing = result.failed(self._settings.fail_on)
                 lines = signal_rows(evaluation.comparison.introduced)
                 lines += tuple(f"{s.source} did not run: {s.note}" for s in evaluation.comparison.missing())
@@ -260,7 +273,7 @@ class Hook:
                     deadline=deadline,
                     read_project=self._staged_text,
                 )
-                return self._check_work(reviewed, key)
+                return _charged(self._check_work(reviewed, key), reviewed)
             refined = refine(
                 change,
                 self._settings,
@@ -270,7 +283,7 @@ class Hook:
                 deadline=deadline,
                 read_project=self._staged_text,
             )
-            return self._fix_work(refined, key)
+            return _charged(self._fix_work(refined, key), refined)
 
     def _staged_text(self, rel: str) -> str | None:
         """A file as the commit will hold it (the tests run in a tree exported from the index, and the
@@ -302,6 +315,12 @@ class Hook:
                     lines.append(
                         f"{issue.path}:{issue.line}: [{issue.severity}] {issue.title} — {issue.suggestion}"
                     )
+        if not declined:  # what the written fix answers: the critic's issues of its accepted rounds
+            for record in result.rounds:
+                if record.outcome == "accepted" and record.critique is not None:
+                    lines += [
+                        f"fixed: {i.path}:{i.line}: [{i.severity}] {i.title}" for i in record.critique.issues
+                    ]
         return (*lines, *context_lines(comparison))
 
     def _check_work(self, result: RefineResult, key: str) -> _Work:

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 from coderefine.config import Settings, load_settings
 from coderefine.doors.comment_workflow import COMMAND_STEP, REVIEW_TYPES, REVIEWS, commands_workflow
@@ -51,6 +53,35 @@ class Pin:
     repository: str
     rev: str
     note: str  # the comment beside rev
+    source: str = ""  # a local clone's path when coderefine runs from one (no release to pin)
+    dirty: bool = False  # that clone has changes its commit lacks
+
+    def comment(self, indent: str, action: bool = False) -> str:
+        """The lines above a pin of a local clone, saying what it is and what to pin once released."""
+        if not self.source:
+            return ""
+        lines = [
+            f"coderefine runs from the clone at {self.source} (commit {self.rev[:12]}), not a release:",
+            "the action runs that commit, which GitHub finds only once it is pushed there;"
+            if action
+            else "this pins that clone and commit, which works on this machine;",
+            f"once a release is published, pin {REPOSITORY} and its tag (docs/releasing.md).",
+        ]
+        return "".join(f"{indent}# {line}\n" for line in lines)
+
+
+def clone_commit(folder: Path) -> tuple[str, bool] | None:
+    """The commit a git clone at ``folder`` is at, and whether tracked files differ from it."""
+    from coderefine.errors import GitError
+    from coderefine.project.gitio import GitRepo
+
+    try:
+        repo = GitRepo.find(folder)
+        if repo is None or not repo.has_head():
+            return None
+        return repo.rev_parse("HEAD"), bool(repo.tracked_changes())
+    except GitError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -69,8 +100,14 @@ class InitPlan:
     notes: tuple[str, ...] = ()  # what the user should know and init does not do for them
 
 
-def installed_pin(version: str, read_text: Callable[[str], str | None] | None = None) -> Pin:
-    """The commit coderefine was installed from (pip install git+...), else the tag of its version."""
+def installed_pin(
+    version: str,
+    read_text: Callable[[str], str | None] | None = None,
+    commit_of: Callable[[Path], tuple[str, bool] | None] = clone_commit,
+) -> Pin:
+    """What the user has: the commit coderefine was installed from (pip install git+...); the local
+    clone and its commit when installed from a folder (pip install [-e] PATH); else, installed from
+    a package index, the tag of its release."""
     if read_text is None:
 
         def read_text(name: str) -> str | None:
@@ -88,6 +125,13 @@ def installed_pin(version: str, read_text: Callable[[str], str | None] | None = 
         url = str(direct.get("url", REPOSITORY)).removeprefix("git+").removesuffix(".git")
         repository = url if url.startswith("https://") else REPOSITORY
         return Pin(repository, commit, f"coderefine {version}, a commit")
+    url = str(direct.get("url", "")) if isinstance(direct, dict) else ""
+    if url.startswith("file://") and "dir_info" in direct:
+        folder = Path(url2pathname(urlparse(url).path))
+        found = commit_of(folder)
+        if found is not None:
+            sha, dirty = found
+            return Pin(str(folder), sha, f"coderefine {version}, the clone's commit", str(folder), dirty)
     return Pin(REPOSITORY, f"v{version}", "the release tag; or the full SHA of a commit")
 
 
@@ -125,7 +169,7 @@ def coderefine_table(layout: Layout, version: str, defaults: Settings) -> str:
 def pre_commit_entry(pin: Pin, indent: str) -> str:
     """One item of ``repos:``, its dash at ``indent``."""
     inner = indent + "  "
-    return (
+    return pin.comment(indent) + (
         f"{indent}- repo: {pin.repository}\n"
         f"{inner}rev: {pin.rev}  # {pin.note}\n"
         f"{inner}hooks:\n"
@@ -181,7 +225,7 @@ jobs:
       - name: Install the project, so that its tests can run
         run: {install}
 
-      - uses: {ACTION}@{ref}
+{pin.comment("      ", action=True)}      - uses: {ACTION}@{ref}
         env:
           ANTHROPIC_API_KEY: ${{{{ secrets.ANTHROPIC_API_KEY }}}}
         with:
@@ -322,6 +366,14 @@ def plan_init(root: Path, layout: Layout, version: str, pin: Pin, reviews: str =
         else:
             skipped.append(planned)
     notes = []
+    if pin.source:
+        notes.append(
+            f"no coderefine release is pinned: you run it from the clone at {pin.source}, so the hook pins "
+            f"that clone at commit {pin.rev}"
+            + (" (its uncommitted changes are not in that commit: commit them first)" if pin.dirty else "")
+            + "; the workflow's action needs that commit on GitHub. Once a release is published, pin its "
+            "tag (docs/releasing.md)"
+        )
     config = root / PRE_COMMIT
     if config.is_file() and re.search(rb"^ci:", config.read_bytes(), re.MULTILINE):
         notes.append(

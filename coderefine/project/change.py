@@ -155,11 +155,14 @@ def _file_change(path: str, before: SourceText | None, after: SourceText, tracke
     return FileChange(path, before, after, "modified")
 
 
-def from_worktree(paths: Sequence[Path], *, cwd: Path, repo: GitRepo | None, max_bytes: int) -> Change:
-    """The files' uncommitted change against HEAD, or the whole files when there is none."""
+def from_worktree(
+    paths: Sequence[Path], *, cwd: Path, repo: GitRepo | None, max_bytes: int, root: Path | None = None
+) -> Change:
+    """The files' uncommitted change against HEAD, or the whole files when there is none (``root``: the
+    project folder, when named; else the files' git top level or nearest pyproject.toml)."""
     if not paths:
         raise InputError("no files given; name the Python files to review")
-    root = project_root(Path(os.path.normpath(cwd / paths[0])), repo)
+    root = root or project_root(Path(os.path.normpath(cwd / paths[0])), repo)
     files: list[FileChange] = []
     for path in _expand_folders(paths, root, cwd, repo):
         rel = relative_path(path, root, cwd)
@@ -275,12 +278,13 @@ def load_change(
     base: str | None = None,
     patch_text: str | None = None,
     max_bytes: int,
+    root: Path | None = None,
 ) -> Change:
-    """The change the command line asks for: a patch, the index, a branch, or the files' own change."""
+    """The change the command line asks for: a patch, the index, a branch, or the files' own change.
+    ``root``: the project folder when the user named it (``--root``), else found from the files."""
     start = Path(os.path.normpath(cwd / paths[0])) if paths else cwd
     if patch_text is not None:
-        root = project_root(start, repo)
-        return from_patch(patch_text, root=root, max_bytes=max_bytes)
+        return from_patch(patch_text, root=root or project_root(start, repo), max_bytes=max_bytes)
     if base is not None:
         if repo is None:
             raise _no_repo("--base")
@@ -288,18 +292,20 @@ def load_change(
         return from_branch(repo, base, paths=wanted, max_bytes=max_bytes)
     if staged:
         return from_staged(paths, cwd=cwd, repo=repo, max_bytes=max_bytes)
-    return from_worktree(paths, cwd=cwd, repo=repo, max_bytes=max_bytes)
+    return from_worktree(paths, cwd=cwd, repo=repo, max_bytes=max_bytes, root=root)
 
 
-def draft_change(path: Path, *, cwd: Path, repo: GitRepo | None, max_bytes: int) -> Change:
+def draft_change(
+    path: Path, *, cwd: Path, repo: GitRepo | None, max_bytes: int, root: Path | None = None
+) -> Change:
     """A change for ``coderefine draft``: the file as it is, or a new empty file."""
     absolute = Path(os.path.normpath(cwd / path))
     if absolute.exists():
-        return from_worktree([path], cwd=cwd, repo=repo, max_bytes=max_bytes)
+        return from_worktree([path], cwd=cwd, repo=repo, max_bytes=max_bytes, root=root)
     _require_python(str(path))
     if not absolute.parent.is_dir():
         raise InputError(f"{path}: its folder does not exist; create it first")
-    root = project_root(absolute.parent, repo)
+    root = root or project_root(absolute.parent, repo)
     rel = relative_path(path, root, cwd)
     return Change(root=root, files=(FileChange(rel, None, SourceText(""), "added"),), source="files")
 

@@ -165,6 +165,12 @@ class GitRepo:
         args = ["diff", "--cached", "--name-only", "--diff-filter=ACMR", "-z"]
         return _names(self._run(args, "cannot list staged files"))
 
+    def tracked_changes(self) -> list[str]:
+        """Tracked files whose staged or working-tree content differs from HEAD."""
+        if not self.has_head():
+            return []
+        return _names(self._run(["diff", "HEAD", "--name-only", "-z"], "cannot list changed files"))
+
     def worktree_changed_paths(self) -> list[str]:
         """Modified tracked files against HEAD plus untracked files that are not ignored."""
         what = "cannot list changed files"

@@ -19,7 +19,7 @@ from coderefine.models.base import Model
 from coderefine.project.change import Change
 from coderefine.refiner.acceptance import blocking, digest, no_worse, signal_critique, worse_critique
 from coderefine.refiner.critique import Critique, CritiqueError
-from coderefine.refiner.policy import confirmed_by_signals, mergeable
+from coderefine.refiner.policy import confirmed_by_signals, covers, merge_refusal, name_backed
 from coderefine.refiner.prompting import preexisting, split_context
 from coderefine.refiner.records import RefineResult, RoundRecord, StopReason
 from coderefine.refiner.session import Evaluates, NoProgress, Progress, RejectedEdit, Session
@@ -134,7 +134,7 @@ def refine(
             stop = "passed"
             break
         try:
-            candidate, changed, merged = _revision(run, critique, texts, current, number)
+            candidate, changed, merged, unused = _revision(run, critique, texts, current, number)
         except (BudgetExceededError, RejectedEdit) as exc:
             record, stop = _ended(number, critique, current.comparison, exc)
             rounds.append(record)
@@ -172,7 +172,7 @@ def refine(
                     current.comparison,
                     evaluation.comparison,
                     changed,
-                    "a signal got worse; the candidate was discarded",
+                    "; ".join(n for n in ("a signal got worse; the candidate was discarded", unused) if n),
                 )
             )
             if retry_worse:
@@ -181,10 +181,10 @@ def refine(
             stop = "no-progress"
             break
         resolved = settings.confirm == "signals" and confirmed_by_signals(
-            critique, current.comparison, evaluation.comparison, texts, settings.fail_on
+            critique, current.comparison, evaluation.comparison, texts, settings.fail_on, merged
         )
         notes = (
-            "the critic's edits for its one signal-backed issue: no reviser call" if merged else "",
+            "the critic's edits for its one signal-backed issue: no reviser call" if merged else unused,
             "the signals behind every issue are resolved: no confirming critique" if resolved else "",
         )
         note = "; ".join(n for n in notes if n)
@@ -202,18 +202,34 @@ def refine(
 
 def _revision(
     run: Session, critique: Critique, texts: Mapping[str, str], current: Evaluation, number: int
-) -> tuple[dict[str, str], tuple[str, ...], bool]:
-    """The round's candidate, its changed symbols, and whether it came from the critic's own edits.
+) -> tuple[dict[str, str], tuple[str, ...], bool, str]:
+    """The round's candidate, its changed symbols, whether it came from the critic's own edits, and
+    why the edits the critic attached were not used (empty when it attached none, or they were used).
 
     With ``merge = "one-issue"``, a critic whose one issue a signal backs may attach its fix; applied
-    and gated, it stands in for the reviser's call. Edits that do not apply or pass the gate are
-    dropped and the reviser is asked as usual."""
-    settings = run.settings
-    if run.merge and mergeable(critique, current.comparison, texts, settings.fail_on):
-        try:
-            return (*run.merged(critique, texts), True)
-        except RejectedEdit:
-            pass
+    and gated, it stands in for the reviser's call (``policy.merge_refusal``; an issue only a failing
+    test stands behind must be where the edits change the code, ``policy.covers``). Edits that do not
+    apply or pass the gate are dropped and the reviser is asked as usual."""
+    fail_on = run.settings.fail_on
+    unused = ""
+    if run.merge and critique.edits.strip():
+        unused = merge_refusal(critique, current.comparison, texts, fail_on)
+        if not unused:
+            try:
+                candidate, changed = run.merged(critique, texts)
+            except RejectedEdit as exc:
+                first = next((row for row in exc.feedback.splitlines() if row.strip()), exc.kind)
+                unused = f"the critic's edits were not used, so the reviser was asked: {first.strip()}"
+            else:
+                issue = critique.issues[0]
+                if name_backed(critique, current.comparison, texts, fail_on) or covers(
+                    issue, texts, candidate
+                ):
+                    return candidate, changed, True, ""
+                unused = (
+                    "the critic's edits were not used, so the reviser was asked: they do not change the "
+                    f"code of its issue at {issue.path}:{issue.line}, and no signal names it"
+                )
     request = run.prompts.reviser(
         texts,
         intent=run.intent,
@@ -221,7 +237,7 @@ def _revision(
         comparison=current.comparison,
         views=run.views(texts, current.comparison),
     )
-    return (*run.edit(request, texts, number), False)
+    return (*run.edit(request, texts, number), False, unused)
 
 
 def _ended(

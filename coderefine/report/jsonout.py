@@ -25,12 +25,21 @@ def check_data(result: CheckResult, fail_on: str) -> dict[str, object]:
             "files": [{"path": f.path, "kind": f.kind} for f in result.change.files],
         },
         "tests": list(result.tests),
+        "tests_why": tests_why(result),
         "introduced": [signal_data(s) for s in comparison.introduced],
         "existing": [signal_data(s) for s in comparison.existing],
         "fixed": [signal_data(s) for s in comparison.fixed],
         "statuses": [dataclasses.asdict(s) for s in comparison.statuses],
         "failed": result.failed(fail_on),
     }
+
+
+def tests_why(result: CheckResult) -> dict[str, str]:
+    """How each test run was chosen: the import chain or name that relates it to the change, or why
+    the whole suite ran."""
+    reasons = dict(result.selection.reasons)
+    whole = result.selection.describe()
+    return {test: reasons.get(test, whole) for test in result.tests}
 
 
 def render_check_json(result: CheckResult, fail_on: str) -> str:

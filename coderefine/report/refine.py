@@ -16,13 +16,25 @@ from coderefine.signals.base import Comparison
 from coderefine.timings import Row, rows_data
 
 _STOPS = {
-    "passed": "the critic passed the change, or the signals behind all its issues are resolved",
+    "passed": "the critic passed the change",
     "no-progress": "a round made no progress",
     "repeated": "a revision repeated an earlier version",
     "rounds": "the round limit was reached",
     "budget": "the token or cost budget was reached",
     "gate": "the draft did not pass the gate",
 }
+
+
+def stop_text(result: RefineResult) -> str:
+    """Why the run stopped; for "passed", which of its two ways: the critic's pass, or the signals
+    behind every issue resolved with no confirming critique asked."""
+    if result.stop != "passed":
+        return _STOPS.get(result.stop, result.stop)
+    last = result.rounds[-1] if result.rounds else None
+    if last is not None and last.outcome == "accepted":
+        return "the signals behind every issue the critic raised are resolved (no confirming critique asked)"
+    clean = result.evaluation.comparison.clean
+    return _STOPS["passed"] + (" and the signals are clean" if clean else "")
 
 
 def final_diff(result: RefineResult) -> str:
@@ -87,7 +99,7 @@ def _round_lines(record: RoundRecord) -> list[str]:
         if record.after is not None:
             outcome += f"; signals {_count(record.before)} → {_count(record.after)}"
         lines.append(outcome)
-        if record.note and record.outcome not in ("accepted",):
+        if record.note:  # an accepted round's says which calls it saved, or why attached edits went unused
             lines.extend("    " + row for row in record.note.strip().splitlines()[:12])
     return lines
 
@@ -102,7 +114,7 @@ def render_refine(
     for record in result.rounds:
         lines.extend(_round_lines(record))
     lines.append("")
-    lines.append(f"stopped: {_STOPS.get(result.stop, result.stop)}")
+    lines.append(f"stopped: {stop_text(result)}")
     before, after = _count(result.initial.comparison), _count(result.evaluation.comparison)
     lines.append(f"introduced signals: before {before}; after {after}")
     final = result.evaluation.comparison

@@ -28,7 +28,11 @@ def signal_line(signal: Signal) -> str:
 # ``SCREEN`` characters, and a few one-line members per group before the count.
 SCREEN = 2_500
 SCREEN_SHORT = 5
-LEFT_OUT = "{count} signals are counted, not listed: `coderefine check --format json` lists every one."
+# The total of the "... and N more" lines above it, so that its number is not read as another group's.
+LEFT_OUT = (
+    "{count} signal{s} in all {are} only counted above, not listed: `coderefine check --format json` lists "
+    "every one."
+)
 
 
 def full_entry(signal: Signal) -> str:
@@ -50,7 +54,9 @@ def signal_entries(
 ) -> list[str]:
     """``signals`` folded by where tests fail, within about ``budget`` characters."""
     folded = fold(tuple(signals), full, short_entry, budget, bullet="  ", short_cap=SCREEN_SHORT)
-    return [*folded.lines, *([LEFT_OUT.format(count=folded.counted)] if folded.counted else [])]
+    count = folded.counted
+    left_out = LEFT_OUT.format(count=count, s="s" if count != 1 else "", are="are" if count != 1 else "is")
+    return [*folded.lines, *([left_out] if count else [])]
 
 
 def status_line(statuses: Iterable[SourceStatus], failed: int = 0) -> str:
@@ -74,7 +80,21 @@ def failed_tests(signals: Iterable[Signal]) -> int:
     return sum(1 for s in signals if s.source == "pytest" and not s.code.startswith("collect:"))
 
 
-def render_check(result: CheckResult, fail_on: str) -> str:
+def test_reasons(result: CheckResult) -> list[str]:
+    """``check --explain``: which tests ran, and how each was found."""
+    selection = result.selection
+    if not result.tests:
+        return ["Tests: none ran" + (f": {selection.describe()}" if selection.describe() else ".")]
+    if selection.scope != "related":
+        return [f"Tests: {len(result.tests)} test files, {selection.describe()}."]
+    reasons = dict(selection.reasons)
+    return [
+        f"Tests: {len(result.tests)} of {selection.suite} test files, related to the change:",
+        *(f"  {test}: {reasons.get(test, 'related')}" for test in result.tests),
+    ]
+
+
+def render_check(result: CheckResult, fail_on: str, explain: bool = False) -> str:
     comparison = result.evaluation.comparison
     files = result.change.files
     whole = sum(1 for f in files if f.kind == "whole")
@@ -93,6 +113,8 @@ def render_check(result: CheckResult, fail_on: str) -> str:
     if comparison.fixed:
         lines.append(f"Fixed by the change: {len(comparison.fixed)}")
     lines.append("")
+    if explain:
+        lines.extend([*test_reasons(result), ""])
     lines.append(status_line(comparison.statuses, failed_tests(comparison.introduced + comparison.existing)))
     for missing in comparison.missing():
         lines.append(f"warning: {missing.source} did not run cleanly: {missing.note}")

@@ -10,6 +10,7 @@ from coderefine.project.change import Change
 from coderefine.project.runner import Runner
 from coderefine.signals.base import SEVERITY_RANK, Signal
 from coderefine.signals.evaluate import Evaluation, Evaluator
+from coderefine.signals.related import TestSelection
 from coderefine.signals.warm import WarmPytest
 
 
@@ -18,6 +19,7 @@ class CheckResult:
     change: Change
     evaluation: Evaluation
     tests: tuple[str, ...]
+    selection: TestSelection  # why these tests (``check --explain``)
 
     def blocking(self, fail_on: str) -> tuple[Signal, ...]:
         """Introduced signals at or above the ``fail_on`` severity."""
@@ -46,4 +48,4 @@ def run_check(
     with Evaluator(change, settings, runner, environ, project_files, warm=warm) as evaluator:
         evaluator.start_baseline()
         evaluation = evaluator.evaluate({f.path: f.after.text for f in change.files})
-        return CheckResult(change, evaluation, tuple(evaluator.tests))
+        return CheckResult(change, evaluation, tuple(evaluator.tests), evaluator.selection)

@@ -1,5 +1,6 @@
-"""The import lines of a project's test files and package ``__init__.py`` files, cached between runs, so
-choosing related tests in a big tree does not read every file each time.
+"""The import lines of a project's Python files (tests, package ``__init__.py`` files and the modules
+between them), cached between runs, so choosing related tests in a big tree does not read every file each
+time.
 
 An entry is keyed by the file's path and ``lstat`` (size, modification and change times): an unchanged
 file is not opened. A file whose stat changed is read, and its imports are reused when its content hash
@@ -23,8 +24,7 @@ from coderefine.signals.related import (
     TestIndex,
     TestSelection,
     imported_modules,
-    is_package_init,
-    is_test_file,
+    is_python,
     package_of,
     select_with,
 )
@@ -58,7 +58,7 @@ class ImportIndex:
     def imports(
         self, root: Path, files: Sequence[str], texts: Mapping[str, str] | None = None
     ) -> dict[str, set[str]]:
-        """Imported modules of every test file and package ``__init__.py`` among ``files``, as
+        """Imported modules of every Python file among ``files``, as
         ``related.imported_modules`` gives them; ``texts`` (path -> text) stands in for files on disk
         (the change under review), and is never cached."""
         texts = texts or {}
@@ -68,7 +68,7 @@ class ImportIndex:
         prefix = str(root) + os.sep
         self.reads = 0
         for rel in files:
-            if not (is_test_file(rel) or is_package_init(rel)):
+            if not is_python(rel):
                 continue
             if rel in texts:
                 out[rel] = imported_modules(texts[rel], package_of(rel))
@@ -148,8 +148,8 @@ class ImportSnapshot:
         self, changed: Sequence[str], texts: Mapping[str, str], run_all: bool = False
     ) -> TestSelection:
         """The tests of ``changed`` (``related.select_tests``), from the index built once for the sweep; a
-        test file or package ``__init__.py`` under review whose imports differ from the project's is
-        indexed anew with its own, and ``changed`` paths the project does not list yet are added."""
+        file under review whose imports differ from the project's is indexed anew with its own, and
+        ``changed`` paths the project does not list yet are added."""
         shared, index = self._shared()
         own = self._own(texts)
         added = [p for p in changed if p not in self._known]
@@ -159,8 +159,4 @@ class ImportSnapshot:
 
     @staticmethod
     def _own(texts: Mapping[str, str]) -> dict[str, set[str]]:
-        return {
-            rel: imported_modules(text, package_of(rel))
-            for rel, text in texts.items()
-            if is_test_file(rel) or is_package_init(rel)
-        }
+        return {rel: imported_modules(text, package_of(rel)) for rel, text in texts.items() if is_python(rel)}

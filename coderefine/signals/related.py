@@ -3,12 +3,17 @@
 A test is related to a changed module when it is named after it, imports it, or imports a package whose
 ``__init__.py`` re-exports it (``from ._scan import scan`` in ``altsvc/__init__.py`` makes every test that
 does ``import altsvc`` or ``from altsvc import scan`` related to ``altsvc/_scan.py``), at any depth of
-packages. Imports inside functions count: the scan reads every import line, indented or not.
+packages. Imports are followed through the project's other modules too (a test of ``idcheck`` reaches
+``_time`` when ``idcheck/__init__.py`` imports ``_uuid`` and ``_uuid`` imports ``_time``), up to
+``MODULE_HOPS`` modules away; hops through package ``__init__.py`` files are not counted. Imports inside
+functions count: the scan reads every import line, indented or not. Each test found keeps the chain that
+found it (``TestSelection.reasons``), for ``check --explain`` and ``check --format json``.
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -18,6 +23,9 @@ _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^
 _PLAIN = re.compile(r"^[ \t]*import[ \t]+([^\n#]+)", re.M)
 # A selection that finds nothing runs the whole suite when it has at most this many test files.
 SMALL_SUITE = 20
+# How many ordinary modules an import chain may pass through from a test to the changed module: enough
+# for a package's private helpers, while a core module imported everywhere does not relate every test.
+MODULE_HOPS = 3
 
 Scope = Literal["related", "all", "fallback", "none"]
 
@@ -35,6 +43,10 @@ def is_test_file(path: str) -> bool:
 
 def is_package_init(path: str) -> bool:
     return _name(path) == "__init__.py"
+
+
+def is_python(path: str) -> bool:
+    return _name(path).endswith(".py")
 
 
 def module_name(path: str) -> str:
@@ -89,44 +101,29 @@ def _absolute(base: str, package: str) -> str | None:
 
 
 def file_imports(project_files: Sequence[str], read: Mapping[str, str]) -> dict[str, set[str]]:
-    """The imports of every test file and package ``__init__.py`` (path -> modules), from their texts;
-    ``import_index.ImportIndex`` gives the same without reading unchanged files again."""
-    return {
-        p: imported_modules(read.get(p, ""), package_of(p))
-        for p in project_files
-        if is_test_file(p) or is_package_init(p)
-    }
+    """The imports of every Python file (path -> modules), from their texts; ``import_index.ImportIndex``
+    gives the same without reading unchanged files again."""
+    return {p: imported_modules(read.get(p, ""), package_of(p)) for p in project_files if is_python(p)}
 
 
-def _reexporters(modules: set[str], imports: Mapping[str, set[str]]) -> set[str]:
-    """``modules`` and every package whose ``__init__.py`` imports one of them, to a fixed point
-    (``imports``: package name -> what its ``__init__.py`` imports)."""
-    reached = set(modules)
-    grew = True
-    while grew:
-        grew = False
-        for package, names in imports.items():
-            if package not in reached and any(_within(n, m) for n in names for m in reached):
-                reached.add(package)
-                grew = True
-    return reached
-
-
-def _within(name: str, module: str) -> bool:
-    return name == module or name.startswith(module + ".")
+def _chain(names: Sequence[str]) -> str:
+    """``("a", "a._b", "a._c")`` -> "imports a, which imports a._b, which imports a._c"."""
+    return "imports " + ", which imports ".join(names)
 
 
 class TestIndex:
     """The project's tests indexed for selection, built once and asked for many changes (a sweep's files):
     by file name; by every module an import names or lies within (``a.b.c`` -> ``a``, ``a.b``, ``a.b.c``);
-    by the exact names imported; and the imports of each package ``__init__.py``. Built, it answers a
-    change in time that grows with the change, not the project (0.2 s a file in a 20,000-file tree)."""
+    by the exact names imported; and who imports what among the other modules (package ``__init__.py``
+    files and ordinary modules). Built, it answers a change in time that grows with the change, not the
+    project (0.2 s a file in a 20,000-file tree)."""
 
     def __init__(self, project_files: Sequence[str], imports: Mapping[str, set[str]]) -> None:
         self.imports = imports
         self.tests = [p for p in project_files if is_test_file(p)]
         self.test_set = frozenset(self.tests)
         self.suite = sorted(self.test_set)
+        self.packages = {module_name(p) for p in project_files if is_package_init(p)}
         self.package_imports = {
             module_name(p): imports.get(p, set()) for p in project_files if is_package_init(p)
         }
@@ -137,32 +134,79 @@ class TestIndex:
             self.by_name.setdefault(_name(test), []).append(test)
             for name in imports.get(test, set()):
                 self.by_exact.setdefault(name, set()).add(test)
-                parts = name.split(".")
-                for end in range(1, len(parts) + 1):
-                    self.by_prefix.setdefault(".".join(parts[:end]), set()).add(test)
+                for prefix in _prefixes(name):
+                    self.by_prefix.setdefault(prefix, set()).add(test)
+        # importer of every module an import of a non-test module names or lies within
+        self.importers: dict[str, set[str]] = {}
+        for path in project_files:
+            if is_test_file(path) or not is_python(path) or _name(path) == "conftest.py":
+                continue
+            importer = module_name(path)
+            for name in imports.get(path, set()):
+                for prefix in _prefixes(name):
+                    if prefix != importer:
+                        self.importers.setdefault(prefix, set()).add(importer)
 
     def related(self, changed: Sequence[str]) -> list[str]:
         """Test files related to ``changed`` (see ``related_tests``)."""
-        related: set[str] = {p for p in changed if is_test_file(p)}
+        return sorted(self.reasons(changed))
+
+    def reasons(self, changed: Sequence[str]) -> dict[str, str]:
+        """Each test file related to ``changed``, with how it was found (the first way, the shortest
+        import chain)."""
+        found: dict[str, str] = {p: "changed" for p in changed if is_test_file(p)}
         for path in changed:
             if is_test_file(path):
                 continue
             stem = PurePosixPath(path).stem
             if stem == "conftest":
                 folder = PurePosixPath(path).parent
-                related.update(t for t in self.tests if PurePosixPath(t).is_relative_to(folder))
+                for test in self.tests:
+                    if PurePosixPath(test).is_relative_to(folder):
+                        found.setdefault(test, f"under the folder of {path}")
                 continue
             for name in (f"test_{stem}.py", f"{stem}_test.py"):
-                related.update(self.by_name.get(name, ()))
+                for test in self.by_name.get(name, ()):
+                    found.setdefault(test, f"named after {path}")
             module = module_name(path)
             if not module:
                 continue
-            related.update(self.by_prefix.get(module, ()))
-            # A package that re-exports the module is used through its own name only: a test importing a
-            # sibling module of that package does not reach the changed one.
-            for package in _reexporters({module}, self.package_imports) - {module}:
-                related.update(self.by_exact.get(package, ()))
-        return sorted(related)
+            for importer, chain in self._chains(module):
+                # A package that re-exports the module is used through its own name only: a test
+                # importing a sibling module of that package does not reach the changed one.
+                tests = self.by_exact if importer in self.packages and importer != module else self.by_prefix
+                for test in sorted(tests.get(importer, ())):
+                    found.setdefault(test, _chain(chain))
+        return found
+
+    def _chains(self, module: str) -> list[tuple[str, tuple[str, ...]]]:
+        """``module`` and every module that imports it, directly or through others, nearest first, each
+        with its import chain down to ``module``; at most ``MODULE_HOPS`` ordinary modules on the way."""
+        best: dict[str, int] = {module: 0}
+        chains: dict[str, tuple[str, ...]] = {module: (module,)}
+        order: list[str] = []
+        queue: deque[str] = deque([module])
+        while queue:
+            current = queue.popleft()
+            if current in order:
+                continue
+            order.append(current)
+            for importer in sorted(self.importers.get(current, ())):
+                if current in self.packages and importer.startswith(current + "."):
+                    continue  # a package's own modules name it in relative imports, not to use it
+                cost = best[current] + (0 if importer in self.packages else 1)
+                if cost > MODULE_HOPS or best.get(importer, MODULE_HOPS + 1) <= cost:
+                    continue
+                best[importer] = cost
+                chains[importer] = (importer, *chains[current])
+                # a package costs nothing, so it is looked at before the modules already queued
+                queue.appendleft(importer) if cost == best[current] else queue.append(importer)
+        return [(name, chains[name]) for name in order]
+
+
+def _prefixes(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:end]) for end in range(1, len(parts) + 1)]
 
 
 def related_tests(
@@ -191,6 +235,7 @@ class TestSelection:
     files: tuple[str, ...]
     scope: Scope = "related"
     suite: int = 0  # test files in the project
+    reasons: tuple[tuple[str, str], ...] = ()  # (test file, how it was found) of a related selection
 
     def describe(self) -> str:
         """Why these files, for the reports (empty for the usual related selection)."""
@@ -229,9 +274,10 @@ def select_with(
     suite = sorted({*index.suite, *new_tests}) if new_tests else index.suite
     if run_all:
         return TestSelection(tuple(suite), "all", len(suite))
-    related = index.related(changed)
-    if related:
-        return TestSelection(tuple(related), "related", len(suite))
+    reasons = index.reasons(changed)
+    if reasons:
+        related = sorted(reasons)
+        return TestSelection(tuple(related), "related", len(suite), tuple((t, reasons[t]) for t in related))
     if suite and len(suite) <= small_suite:
         return TestSelection(tuple(suite), "fallback", len(suite))
     return TestSelection((), "none", len(suite))

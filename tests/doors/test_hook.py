@@ -128,6 +128,17 @@ def test_fix_mode_writes_then_the_restaged_fix_is_a_cache_hit(make_repo: RepoFac
     assert again.exit_code == 0 and again.verdicts[0].cached
 
 
+def test_fix_mode_shows_what_the_critic_found_and_what_it_cost(make_repo: RepoFactory) -> None:
+    root = make_repo(SMALL_PROJECT)
+    write_files(root, {"pkg/mod.py": BUGGY})
+    git(root, "add", "pkg/mod.py")
+    result = run_hook(root, "fix", ScriptedModel([revise(), FIX, PASS]), settings=Settings(tests=False))
+    text = result.render()
+    assert "  fixed: pkg/mod.py:2: [error] add subtracts" in text, text
+    assert "  tokens: critic scripted" in text and "reviser scripted" in text, text
+    assert text.rstrip().endswith("0 from the cache, cost $0.0000"), text
+
+
 def test_fix_mode_never_touches_unstaged_work(make_repo: RepoFactory) -> None:
     root = staged_bug(make_repo)
     unstaged = BUGGY + "\n\n# work in progress, not staged\n"
@@ -323,7 +334,8 @@ def test_a_bug_that_fails_many_tests_is_folded_in_the_hook_output(make_repo: Rep
     listed = [row for row in text.splitlines() if "tests/test_mod.py::test_add_" in row]
     assert 2 <= len(listed) <= 10, text
     assert f"... and {60 - len(listed)} more that failed the same way at tests/test_mod.py:5" in text, text
-    assert "signals are counted, not listed" in text and "coderefine check --format json" in text
+    assert f"{60 - len(listed)} signals in all are only counted above, not listed" in text
+    assert "coderefine check --format json" in text
     assert "  pytest: 60 tests ran from tests/test_mod.py, 60 failed" in text
 
 

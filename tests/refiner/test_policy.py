@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from coderefine.config import Settings
 from coderefine.refiner.critique import Critique, Issue
-from coderefine.refiner.policy import backed, confirmed_by_signals, mergeable
+from coderefine.refiner.policy import backed, confirmed_by_signals, covers, merge_refusal, mergeable
 from coderefine.signals.base import Comparison, Signal, SourceStatus
 from tests.conftest import RepoFactory
 from tests.refiner.test_loop import FIX, PASS, buggy_change, revise, run, scripted
@@ -119,8 +119,22 @@ def test_mergeable_only_for_one_signal_backed_issue_with_edits() -> None:
     two = Critique("revise", "s", (issue(), issue()), edits=FIX)
     assert not mergeable(two, before, texts, "warning")
     unbacked = Critique("revise", "s", (issue(path="pkg/other.py"),), edits=FIX)
-    assert not mergeable(unbacked, before, texts, "warning")
+    assert not mergeable(unbacked, Comparison((LINT,), (), (), OK), texts, "warning")
+    assert "no failing test or finding backs its issue at pkg/other.py:2" in merge_refusal(
+        unbacked, Comparison((LINT,), (), (), OK), texts, "warning"
+    )
+    # A failing test may stand behind it even unnamed: ``covers`` decides once the edits are applied.
+    assert mergeable(unbacked, before, texts, "warning")
     assert not mergeable(one, Comparison((), (), (), OK), texts, "warning")  # no signal motivates it
+    assert "raised 2 issues" in merge_refusal(two, before, texts, "warning")
+
+
+def test_an_edit_covers_an_issue_when_it_changes_the_function_the_issue_is_in() -> None:
+    old = {"pkg/mod.py": "def f():\n    x = 1\n    return x\n\n\ndef g():\n    return 2\n"}
+    in_f = {"pkg/mod.py": old["pkg/mod.py"].replace("return x", "return x + 1")}
+    assert covers(issue(2), old, in_f)  # the issue on f's first line, the edit on its last
+    assert not covers(issue(7), old, in_f)  # the issue in g
+    assert not covers(issue(2, "pkg/other.py"), old, in_f)
 
 
 def test_merged_the_critic_carries_the_fix_and_signals_still_check_it(make_repo: RepoFactory) -> None:
@@ -161,3 +175,29 @@ def test_merged_edits_that_do_not_apply_go_to_the_reviser(make_repo: RepoFactory
     result = run(change, files, model, MERGED)
     assert [r.role for r in model.history] == ["critic", "reviser"]
     assert result.stop == "passed"
+
+
+HELPER = "def _step(a, b):\n    return a - b\n\n\ndef add(a, b):\n    return _step(a, b)\n\n\ndef mul(a, b):\n    return a * b\n"
+
+
+def test_a_test_backed_issue_the_traceback_does_not_name_is_fixed_in_one_call(make_repo: RepoFactory) -> None:
+    change, files = buggy_change(make_repo, HELPER)
+    critique = with_edits(revise(), FIX)  # on _step's line 2, which test_add reaches only through add
+    model = scripted(critique)
+    result = run(change, files, model, MERGED)
+    failing = result.initial.comparison.introduced[0]
+    assert "_step" not in f"{failing.message}\n{failing.detail}"  # only the test's own frame is shown
+    assert [r.role for r in model.history] == ["critic"]
+    assert result.stop == "passed" and result.evaluation.comparison.clean
+    assert "no reviser call" in result.rounds[0].note and "no confirming critique" in result.rounds[0].note
+
+
+def test_edits_that_are_not_used_say_why_in_the_round(make_repo: RepoFactory) -> None:
+    change, files = buggy_change(make_repo)
+    miss = FIX.replace("return a - b", "return a - c")
+    result = run(change, files, scripted(with_edits(revise(), miss), FIX), MERGED)
+    assert "the critic's edits were not used, so the reviser was asked:" in result.rounds[0].note
+    elsewhere = revise(evidence="def mul(a, b):")
+    elsewhere["issues"][0]["line"] = 5  # type: ignore[index]
+    result = run(change, files, scripted(with_edits(elsewhere, FIX), FIX, PASS), MERGED)
+    assert "they do not change the code of its issue at pkg/mod.py:5" in result.rounds[0].note

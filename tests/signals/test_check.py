@@ -45,6 +45,30 @@ def test_tests_reached_through_a_re_exporting_package_run(
     assert "3 tests ran" in next(s["note"] for s in data["statuses"] if s["source"] == "pytest")
 
 
+def test_tests_reached_through_private_modules_run_and_explain_how(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(
+        {
+            **SRC_LAYOUT,
+            "src/altsvc/_scan.py": "from ._split import split\n\n\ndef scan(text):\n    return split(text)\n",
+            "src/altsvc/_split.py": "def split(text):\n    return text.split(',')\n",
+        }
+    )
+    write_files(root, {"src/altsvc/_split.py": "def split(text):\n    return text.split(';')\n"})
+    code, out = run(root, monkeypatch, "src/altsvc/_split.py", "--explain")
+    assert code == 1, out
+    assert "tests/test_api.py::test_scan" in out
+    assert "Tests: 2 of 27 test files, related to the change:" in out
+    assert (
+        "  tests/test_api.py: imports altsvc, which imports altsvc._scan, which imports altsvc._split" in out
+    )
+    code, out = run(root, monkeypatch, "src/altsvc/_split.py", "--format", "json")
+    data = json.loads(out)
+    assert data["tests"] == ["tests/test_api.py", "tests/test_lazy.py"]
+    assert data["tests_why"]["tests/test_lazy.py"].startswith("imports altsvc, which imports altsvc._scan")
+
+
 def test_whole_suite_on_request(make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     root = make_repo(SRC_LAYOUT)
     write_files(root, {"src/altsvc/_scan.py": "def scan(text):\n    return text.split(',')  # same\n"})

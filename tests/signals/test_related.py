@@ -1,4 +1,4 @@
-from coderefine.signals.related import imported_modules, related_tests, select_tests
+from coderefine.signals.related import MODULE_HOPS, imported_modules, related_tests, select_tests
 
 
 def test_relative_imports_resolve_against_the_package() -> None:
@@ -63,3 +63,41 @@ def test_a_test_file_at_the_top_of_the_project() -> None:
     assert related_tests(["mod.py"], files, {"test_mod_usage.py": "from . import helper\nimport mod\n"}) == [
         "test_mod_usage.py"
     ]
+
+
+IDCHECK = {
+    "src/idcheck/__init__.py": "from ._uuid import new_id\n",
+    "src/idcheck/_uuid.py": "from ._time import now\n",
+    "src/idcheck/_time.py": "import time\n",
+    "src/idcheck/_spare.py": "from . import _time\n",
+    "tests/test_ids.py": "import idcheck\n",
+    "tests/test_spare.py": "from idcheck._spare import x\n",
+    "tests/test_other.py": "import json\n",
+}
+
+
+def test_imports_are_followed_through_private_modules_and_each_test_says_how() -> None:
+    selection = select_tests(["src/idcheck/_time.py"], sorted(IDCHECK), IDCHECK, small_suite=0)
+    assert selection.scope == "related"
+    assert dict(selection.reasons) == {
+        "tests/test_ids.py": "imports idcheck, which imports idcheck._uuid, which imports idcheck._time",
+        "tests/test_spare.py": "imports idcheck._spare, which imports idcheck._time",
+    }
+
+
+def test_a_packages_own_relative_import_of_it_does_not_relate_its_modules_tests() -> None:
+    texts = {**IDCHECK, "src/idcheck/_spare.py": "from . import helpers\n"}
+    assert related_tests(["src/idcheck/_uuid.py"], sorted(texts), texts) == ["tests/test_ids.py"]
+
+
+def test_an_import_chain_is_followed_only_so_far() -> None:
+    chain = {f"pkg/m{i}.py": f"import pkg.m{i + 1}\n" for i in range(MODULE_HOPS + 1)}
+    texts = {
+        **chain,
+        "pkg/__init__.py": "",
+        "tests/test_near.py": f"import pkg.m{MODULE_HOPS}\n",
+        "tests/test_far.py": "import pkg.m0\n",
+    }
+    changed = [f"pkg/m{MODULE_HOPS + 1}.py"]
+    # the near test's module imports the changed one; m0 is MODULE_HOPS + 1 modules away from it
+    assert related_tests(changed, [*sorted(texts), *changed], texts) == ["tests/test_near.py"]

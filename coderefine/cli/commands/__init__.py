@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -65,13 +65,12 @@ def load(
     settings as soon as they are known, before the change is read."""
     from coderefine.config import load_settings
     from coderefine.project.change import load_change, project_root
-    from coderefine.project.gitio import GitRepo
 
     cwd = Path.cwd()
     patch_text = read_patch(args, stdin)
     first = Path(os.path.normpath(cwd / args.files[0])) if args.files else cwd
-    repo = GitRepo.find(first if first.exists() else first.parent)
-    settings = load_settings(project_root(first, repo), os.environ, settings_flags(args))
+    repo, root = project_of(args, cwd, args.files)
+    settings = load_settings(root or project_root(first, repo), os.environ, settings_flags(args))
     if on_settings is not None:
         on_settings(settings)
     change = load_change(
@@ -82,8 +81,55 @@ def load(
         base=args.base,
         patch_text=patch_text,
         max_bytes=settings.max_file_kib * 1024,
+        root=root,
     )
     return repo, settings, change
+
+
+def project_of(args: argparse.Namespace, cwd: Path, files: Sequence[Path]) -> tuple[Any, Path | None]:
+    """The git repository of the named files, and the project folder ``--root`` names (None: found from
+    the files, as their git top level or nearest pyproject.toml).
+
+    Without ``--root``, a file outside the git repository of the current folder is refused: it would be
+    taken as a project of its own (its folder and every test below it) and reviewed, and paid for, there.
+    """
+    from coderefine.errors import UsageError
+    from coderefine.project.gitio import GitRepo
+
+    given = getattr(args, "root", None)
+    if given is not None:
+        folder = Path(os.path.normpath(cwd / given))
+        if not folder.is_dir():
+            raise UsageError(f"--root {given}: not a folder; name the project folder")
+        repo = GitRepo.find(folder)
+        return repo, (repo.root if repo is not None else folder)
+    refuse_foreign(files, cwd, args.command)
+    first = Path(os.path.normpath(cwd / files[0])) if files else cwd
+    return GitRepo.find(first if first.exists() else first.parent), None
+
+
+def refuse_foreign(files: Sequence[Path], cwd: Path, command: str) -> None:
+    """Refuse a file outside the git repository the current folder is in, saying how to review it."""
+    from coderefine.errors import InputError
+    from coderefine.project.change import project_root
+    from coderefine.project.gitio import GitRepo
+
+    outside = [f for f in files if not Path(os.path.normpath(cwd / f)).is_relative_to(cwd)]
+    here = GitRepo.find(cwd) if outside else None
+    if here is None:
+        return  # every file below the current folder, or no repository to stand in
+    for name in outside:
+        absolute = Path(os.path.normpath(cwd / name))
+        if absolute.resolve().is_relative_to(here.root):
+            continue
+        own = GitRepo.find(absolute if absolute.exists() else absolute.parent)
+        folder = own.root if own is not None else project_root(absolute, None)
+        rel = os.path.relpath(absolute, folder)
+        raise InputError(
+            f"{name}: outside the git repository you are in ({here.root}), so not part of its project. "
+            f"Review it from its own project: cd {folder} && coderefine {command} {rel}; or name that "
+            f"project here with --root {folder}"
+        )
 
 
 def require_change_source(args: argparse.Namespace) -> None:

@@ -153,19 +153,21 @@ def _review(args: argparse.Namespace, out: TextIO, started: WarmPytest | None) -
 
 
 class _ReviewProgress:
-    """One line on stderr per reviewed file: counts, cost so far, time left (the mean file so far)."""
+    """A line on stderr as each file's critique starts and ends: counts, cost so far, time left (the mean
+    file so far), and the files it is waiting on."""
 
     def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic) -> None:
         self._stream = stream
         self._clock = clock
         self._start = clock()
 
-    def __call__(self, done: int, total: int, cost: float) -> None:
+    def __call__(self, done: int, total: int, cost: float, running: tuple[str, ...] = ()) -> None:
         elapsed = self._clock() - self._start
-        left = elapsed / done * (total - done)
+        left = f", ~{elapsed / done * (total - done):.0f}s left" if done else ""
+        waiting = f"; critiquing {', '.join(running)}" if running else ""
         self._stream.write(
             f"coderefine review: {done}/{total} files critiqued, ${cost:.2f} so far, "
-            f"{elapsed:.0f}s elapsed, ~{left:.0f}s left\n"
+            f"{elapsed:.0f}s elapsed{left}{waiting}\n"
         )
         self._stream.flush()
 
@@ -175,12 +177,13 @@ def write_outputs(report: ReviewReport, outputs: list[tuple[str, str | None]], o
     from coderefine.doors.review import github, gitlab, sarif
     from coderefine.doors.review import render as review_report
 
+    summary = bool(os.environ.get("GITHUB_STEP_SUMMARY"))  # written beside the annotations
     renderers = {
         "text": review_report.render_text,
         "json": review_report.render_json,
         "markdown": review_report.render_markdown,
         "sarif": sarif.render_sarif,
-        "github": github.render_annotations,
+        "github": lambda report: github.render_annotations(report, summary),
         "gitlab": gitlab.render_gitlab,
     }
     for name, path in outputs:

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from coderefine.cli.commands import load, recovered, require_change_source, settings_flags, warn
+from coderefine.cli.commands import (
+    load,
+    recovered,
+    refuse_foreign,
+    require_change_source,
+    settings_flags,
+    warn,
+)
 from coderefine.errors import EXIT_CLEAN, EXIT_FINDINGS
 
 if TYPE_CHECKING:
@@ -53,8 +61,10 @@ def _check(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPy
     from coderefine.signals.check import run_check
 
     result = run_check(change, settings, SubprocessRunner(), os.environ, files, warm)
-    render = render_check_json if args.output_format == "json" else render_check
-    out.write(render(result, settings.fail_on))
+    if args.output_format == "json":
+        out.write(render_check_json(result, settings.fail_on))
+    else:
+        out.write(render_check(result, settings.fail_on, explain=args.explain))
     return EXIT_FINDINGS if result.failed(settings.fail_on) else EXIT_CLEAN
 
 
@@ -111,6 +121,7 @@ def _fix(
                 raise UsageError("draft needs --intent TEXT: say what the new code should do")
             cwd = Path.cwd()
             target = Path(os.path.normpath(cwd / args.file))
+            refuse_foreign([args.file], cwd, args.command)
             repo = GitRepo.find(target.parent if target.parent.exists() else cwd)
             settings = load_settings(project_root(target.parent, repo), os.environ, settings_flags(args))
             prefetch_sdks(settings)
@@ -166,6 +177,9 @@ def _run_fix(
             batch = batch_run(state_path(change.root, repo.git_dir if repo else None), progress=sys.stderr)
         model = make_role_model(settings, os.environ, record=record, progress=sys.stderr, batch=batch)
     progress = StreamProgress(sys.stderr, sys.stderr.isatty())
+    # A change read before another run's write is read again once the lock is ours (not a patch read
+    # from stdin, which cannot be read twice, nor a draft's new file).
+    reload = None if drafting or args.patch == "-" else lambda: load(args, io.StringIO())[2]
     try:
         outcome = refine_change(
             change,
@@ -183,6 +197,7 @@ def _run_fix(
             warm=warm,
             files=files,
             timeline=timeline,
+            reload=reload,
         )
     finally:
         progress.done()

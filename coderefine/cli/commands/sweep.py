@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from coderefine.cli.commands import recovered, settings_flags, warn
+from coderefine.cli.commands import project_of, recovered, settings_flags, warn
 from coderefine.errors import EXIT_CLEAN
 
 if TYPE_CHECKING:
@@ -49,13 +49,12 @@ def command_sweep(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from coderefine.models.factory import make_role_model
     from coderefine.models.ratelimit import rate_limited
     from coderefine.project.change import project_root
-    from coderefine.project.gitio import GitRepo
     from coderefine.project.runner import SubprocessRunner
 
     cwd = Path.cwd()
     first = Path(os.path.normpath(cwd / args.files[0])) if args.files else cwd
-    repo = GitRepo.find(first if first.exists() else first.parent)
-    root = project_root(first, repo)
+    repo, named = project_of(args, cwd, args.files)
+    root = named or project_root(first, repo)
     settings = load_settings(root, os.environ, settings_flags(args))
     shard = parse_shard(args.shard) if args.shard else None
     files = select_files(root, args.files, args.all_files, args.exclude, repo=repo, cwd=cwd)

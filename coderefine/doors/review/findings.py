@@ -9,6 +9,7 @@ one; everything else goes to the summary.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 from collections import Counter
@@ -27,11 +28,20 @@ _RANK = {"error": 0, "warning": 1, "info": 2}
 
 @dataclass(frozen=True)
 class Suggestion:
-    """A verified fix: replace head lines ``start``..``end`` (1-based, inclusive) with ``text``."""
+    """A verified fix: replace head lines ``start``..``end`` (1-based, inclusive) with ``text``.
+
+    ``text`` is the new lines joined by "\n", as a suggestion block shows them (empty: the lines go).
+    ``exact`` is the same lines as the verified candidate holds them, each with its own line ending, so
+    that a tool applying the fix (SARIF) writes the candidate byte for byte; ``to_newline`` says whether
+    head line ``end`` ends with a line ending (not so only for a last line without one). ``exact`` is
+    None in reports written before it existed: their lines are then taken to end with "\n".
+    """
 
     start: int
     end: int
     text: str
+    exact: str | None = None
+    to_newline: bool = True
 
 
 @dataclass(frozen=True)
@@ -128,6 +138,18 @@ def dedupe(findings: Sequence[Finding]) -> list[Finding]:
     ]
 
 
+def take_fix(findings: list[Finding], critic: Finding, resolved: Sequence[Signal]) -> bool:
+    """Give the critic's verified fix to the signal's finding it restates (the fix resolved a ruff
+    finding on the issue's own line: one unused import is one finding, not the critic's and ruff's
+    F401). True when a finding in ``findings`` took it: the critic's is then not reported."""
+    keys = {(f.path, f.line, f.rule_id) for f in (from_signal(s, {}) for s in resolved)}
+    for index, finding in enumerate(findings):
+        if finding.suggestion is None and (finding.path, finding.line, finding.rule_id) in keys:
+            findings[index] = replace(finding, suggestion=critic.suggestion)
+            return True
+    return False
+
+
 def right_side_lines(diff: str) -> dict[str, set[int]]:
     """For each file of a unified diff, the head-side line numbers its hunks show (added or context)."""
     lines: dict[str, set[int]] = {}
@@ -158,3 +180,37 @@ def commentable(finding: Finding, right: Mapping[str, frozenset[int] | set[int]]
     if finding.suggestion is not None:
         start, end = finding.suggestion.start, finding.suggestion.end
     return all(line in shown for line in range(start, end + 1))
+
+
+def suggestion_for(before: str, after: str) -> Suggestion | None:
+    """The smallest head-line range whose replacement turns ``before`` into ``after``.
+
+    Lines end at "\n" only, as Python and the findings number them, and keep their endings, so a
+    change of line ending counts and the replacement reproduces ``after`` exactly."""
+    old, new = ending_lines(before), ending_lines(after)
+    changes = [
+        op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"
+    ]
+    if not changes:
+        return None
+    i1, j1 = changes[0][1], changes[0][3]
+    i2, j2 = changes[-1][2], changes[-1][4]
+    if i1 == i2:  # a pure insertion: anchor on the line before it (or after, at the top)
+        if i1 > 0:
+            i1, j1 = i1 - 1, j1 - 1
+        else:
+            i2, j2 = i2 + 1, j2 + 1
+    end = max(i2, i1 + 1)
+    return Suggestion(
+        start=i1 + 1,
+        end=end,
+        text="\n".join(line.rstrip("\n").removesuffix("\r") for line in new[j1:j2]),
+        exact="".join(new[j1:j2]),
+        to_newline=end > len(old) or old[end - 1].endswith("\n"),
+    )
+
+
+def ending_lines(text: str) -> list[str]:
+    """``text`` split after each "\n", endings kept: ``"".join(ending_lines(t)) == t``."""
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])

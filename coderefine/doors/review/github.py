@@ -30,28 +30,39 @@ def annotation(level: str, message: str, properties: Mapping[str, object]) -> st
     return f"::{level} {props}::{escape_data(message)}" if props else f"::{level}::{escape_data(message)}"
 
 
-def _finding_annotation(finding: Finding) -> str:
+def _finding_annotation(finding: Finding, summary: bool) -> str:
     properties: dict[str, object] = {"file": finding.path, "line": finding.line}
     if finding.end_line > finding.line:
         properties["endLine"] = finding.end_line
     properties["title"] = f"{finding.title} ({finding.rule_id})"
-    message = finding.message + ("\n\nA verified fix is in the job summary." if finding.suggestion else "")
+    message = finding.message
+    if finding.suggestion is not None:
+        fix = finding.suggestion
+        # Outside Actions no job summary is written: the fix goes in the annotation itself.
+        lines = f"line {fix.start}" if fix.start == fix.end else f"lines {fix.start}-{fix.end}"
+        if summary:
+            message += "\n\nA verified fix is in the job summary."
+        elif fix.text:
+            message += f"\n\nVerified fix, replacing {lines}:\n{fix.text}"
+        else:
+            message += f"\n\nVerified fix: delete {lines}."
     return annotation(_COMMANDS[finding.severity], message, properties)
 
 
-def render_annotations(report: ReviewReport) -> str:
+def render_annotations(report: ReviewReport, summary: bool = True) -> str:
+    """The findings as workflow commands; ``summary``: whether the job summary is written beside
+    them (under Actions), which the annotations then point to."""
     lines: list[str] = []
+    elsewhere = "see the job summary" if summary else "`coderefine review --format text` lists them all"
     for severity, command in _COMMANDS.items():
         of_level = [f for f in report.findings if f.severity == severity]  # already ranked
         if len(of_level) <= MAX_PER_LEVEL:
-            lines.extend(_finding_annotation(f) for f in of_level)
+            lines.extend(_finding_annotation(f, summary) for f in of_level)
             continue
-        lines.extend(_finding_annotation(f) for f in of_level[: MAX_PER_LEVEL - 1])
+        lines.extend(_finding_annotation(f, summary) for f in of_level[: MAX_PER_LEVEL - 1])
         rest = len(of_level) - (MAX_PER_LEVEL - 1)
         lines.append(
-            annotation(
-                command, f"{rest} more {severity} findings: see the job summary", {"title": "coderefine"}
-            )
+            annotation(command, f"{rest} more {severity} findings: {elsewhere}", {"title": "coderefine"})
         )
     return "\n".join(lines) + ("\n" if lines else "")
 

@@ -90,7 +90,11 @@ def _finding(data: Mapping[str, Any]) -> Finding:
     suggestion = values.get("suggestion")
     if suggestion is not None:
         values["suggestion"] = Suggestion(
-            int(suggestion["start"]), int(suggestion["end"]), suggestion["text"]
+            int(suggestion["start"]),
+            int(suggestion["end"]),
+            suggestion["text"],
+            suggestion.get("exact"),
+            bool(suggestion.get("to_newline", True)),
         )
     return Finding(**values)
 

@@ -10,7 +10,6 @@ ever written.
 
 from __future__ import annotations
 
-import difflib
 import json
 import threading
 import time
@@ -29,6 +28,8 @@ from coderefine.doors.review.findings import (
     from_issue,
     from_signal,
     right_side_lines,
+    suggestion_for,
+    take_fix,
 )
 from coderefine.doors.review.shard import shard_files
 from coderefine.errors import BudgetExceededError
@@ -39,7 +40,7 @@ from coderefine.refiner.critique import Critique, CritiqueError, Issue
 from coderefine.refiner.ledger import Ledger
 from coderefine.refiner.records import ModelCharge
 from coderefine.refiner.session import RejectedEdit, Session
-from coderefine.signals.base import SEVERITY_RANK, Comparison, SourceStatus
+from coderefine.signals.base import SEVERITY_RANK, Comparison, Signal, SourceStatus
 from coderefine.signals.evaluate import BaselineStore, Evaluation, Evaluator
 from coderefine.signals.warm import WarmPytest
 
@@ -131,24 +132,6 @@ class _FileView:
         )
 
 
-def suggestion_for(before: str, after: str) -> Suggestion | None:
-    """The smallest head-line range whose replacement turns ``before`` into ``after``."""
-    old, new = before.splitlines(), after.splitlines()
-    changes = [
-        op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"
-    ]
-    if not changes:
-        return None
-    i1, j1 = changes[0][1], changes[0][3]
-    i2, j2 = changes[-1][2], changes[-1][4]
-    if i1 == i2:  # a pure insertion: anchor on the line before it (or after, at the top)
-        if i1 > 0:
-            i1, j1 = i1 - 1, j1 - 1
-        else:
-            i2, j2 = i2 + 1, j2 + 1
-    return Suggestion(start=i1 + 1, end=max(i2, i1 + 1), text="\n".join(new[j1:j2]))
-
-
 def run_review(
     change: Change,
     settings: Settings,
@@ -165,7 +148,7 @@ def run_review(
     clock: Callable[[], float] = time.monotonic,
     shard: tuple[int, int] | None = None,
     jobs: int = 1,
-    on_file: Callable[[int, int, float], None] | None = None,
+    on_file: Callable[[int, int, float, tuple[str, ...]], None] | None = None,
     warm: WarmPytest | None = None,
     base_results: BaselineStore | None = None,
 ) -> ReviewReport:
@@ -177,7 +160,8 @@ def run_review(
 
     ``jobs`` files are critiqued (and their fixes proposed) at once; the signal runs of proposed fixes
     take turns. When the budget is reached, files not yet started are listed as not reviewed.
-    ``on_file(done, total, cost so far)`` is called as each file's review ends (progress). ``warm``: a
+    ``on_file(done, total, cost so far, files being critiqued)`` is called as each file's review starts
+    and ends (progress). ``warm``: a
     warm test server already started for the project (``signals.prestart``). ``base_results``: the base's
     test results kept between runs (``basecache.base_results``)."""
     mine = _shard_paths(change, shard)
@@ -215,22 +199,32 @@ def run_review(
         if model is not None:
             lock, stop = threading.Lock(), threading.Event()
             finished = [0]
+            running: list[str] = []  # the files being critiqued now, in the order they started
 
             def one(file: FileChange) -> _FileReview:
                 if stop.is_set():
                     return _FileReview(file.path, started=False)
+                if on_file is not None:
+                    with lock:
+                        running.append(file.path)
+                        on_file(finished[0], len(order), ledger.cost, tuple(running))
                 single = Change(change.root, (file,), change.source, change.base, change.messages)
                 view = _FileView(evaluator, head_texts, file.path, lock)
                 session = Session(single, settings, model, view, intent, _Quiet(), clock, ledger=ledger)
-                result = _review_file(
-                    session, view.narrow(initial.comparison), initial, file, head_texts, intent
-                )
+                try:
+                    result = _review_file(
+                        session, view.narrow(initial.comparison), initial, file, head_texts, intent
+                    )
+                finally:
+                    with lock:
+                        if file.path in running:
+                            running.remove(file.path)
                 if not result.started:
                     stop.set()
                 elif on_file is not None:
                     with lock:
                         finished[0] += 1
-                        on_file(finished[0], len(order), ledger.cost)
+                        on_file(finished[0], len(order), ledger.cost, tuple(running))
                 return result
 
             if jobs > 1 and len(order) > 1:
@@ -239,7 +233,9 @@ def run_review(
             else:
                 results = [one(file) for file in order]
             for result in results:
-                findings.extend(result.findings)
+                for finding, resolved in zip(result.findings, result.restates, strict=True):
+                    if not take_fix(findings, finding, resolved):
+                        findings.append(finding)
                 if result.note:
                     model_note = f"{model_note} {result.note}".strip()
                 if result.critiqued:
@@ -274,6 +270,7 @@ class _FileReview:
     critiqued: bool = False
     findings: tuple[Finding, ...] = ()
     note: str = ""
+    restates: tuple[tuple[Signal, ...], ...] = ()  # per finding: the lint its verified fix resolved
 
 
 def _review_file(
@@ -293,14 +290,19 @@ def _review_file(
     except CritiqueError as exc:
         return _FileReview(file.path, note=f"The critique of {file.path} was unusable ({exc}).")
     findings = []
+    restates: list[tuple[Signal, ...]] = []
     for index, issue in enumerate(critique.issues):
         finding = from_issue(issue, head_texts)
+        resolved: tuple[Signal, ...] = ()
         try:
-            finding = _verify(session, finding, index, critique, file.path, file.after.text, current, intent)
+            finding, resolved = _verify(
+                session, finding, index, critique, file.path, file.after.text, current, intent
+            )
         except BudgetExceededError:
             finding = replace(finding, note="no fix was tried: the budget was reached")
         findings.append(finding)
-    return _FileReview(file.path, critiqued=True, findings=tuple(findings))
+        restates.append(resolved)
+    return _FileReview(file.path, critiqued=True, findings=tuple(findings), restates=tuple(restates))
 
 
 def _shard_paths(change: Change, shard: tuple[int, int] | None) -> frozenset[str]:
@@ -324,9 +326,10 @@ def _verify(
     head_text: str,
     current: Evaluation,
     intent: str,
-) -> Finding:
+) -> tuple[Finding, tuple[Signal, ...]]:
     """Ask the reviser for a fix of issue ``index`` alone (shown the whole critique, that issue marked
-    as the one to fix); keep it only if it is gated and shown better."""
+    as the one to fix); keep it only if it is gated and shown better. With it, the lint on the issue's
+    line the fix resolved: the issue restates it (``findings.take_fix``)."""
     issue = critique.issues[index]
     request = session.prompts.reviser(
         {path: head_text},
@@ -339,16 +342,16 @@ def _verify(
     try:
         candidate, _ = session.edit(request, {path: head_text}, 1)
     except RejectedEdit as exc:
-        return replace(finding, note=f"the proposed fix was refused: {exc.feedback.splitlines()[0]}")
+        return replace(finding, note=f"the proposed fix was refused: {exc.feedback.splitlines()[0]}"), ()
     fixed = candidate[path]
     suggestion = suggestion_for(head_text, fixed)
     if suggestion is None:
-        return replace(finding, note="the reviser proposed no change")
+        return replace(finding, note="the reviser proposed no change"), ()
     evaluation = session.evaluate({path: fixed}, 1)
     if evaluation.comparison.better_than(current.comparison):
-        return replace(finding, suggestion=suggestion)
+        return replace(finding, suggestion=suggestion), _resolved_lint(issue, current, evaluation)
     if not evaluation.comparison.no_worse_than(current.comparison):
-        return replace(finding, note="the proposed fix made a signal worse, so it is not offered")
+        return replace(finding, note="the proposed fix made a signal worse, so it is not offered"), ()
     # No signal shows the fix better: it is offered only if the critic, shown the fixed file, no
     # longer raises the issue where the fix changed the code (the rule `fix` writes by).
     try:
@@ -356,12 +359,26 @@ def _verify(
     except CritiqueError:
         return replace(
             finding, note="the critic's check of the proposed fix was unusable, so it is not offered"
-        )
+        ), ()
     if still_raised(recheck, issue, suggestion):
         return replace(
             finding, note="the critic still raises the issue on the proposed fix, so it is not offered"
-        )
-    return replace(finding, suggestion=suggestion)
+        ), ()
+    return replace(finding, suggestion=suggestion), ()
+
+
+def _resolved_lint(issue: Issue, before: Evaluation, after: Evaluation) -> tuple[Signal, ...]:
+    """The ruff findings on ``issue``'s first line that are gone after the fix (matched by code and
+    message, since the fix moves lines)."""
+    left = {(s.source, s.code, s.message) for s in after.comparison.introduced}
+    return tuple(
+        s
+        for s in before.comparison.introduced
+        if s.source == "ruff"
+        and s.path == issue.path
+        and s.line <= issue.line <= max(s.end_line, s.line)
+        and (s.source, s.code, s.message) not in left
+    )
 
 
 def still_raised(recheck: Critique, issue: Issue, suggestion: Suggestion) -> bool:

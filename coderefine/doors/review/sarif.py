@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from coderefine.doors.review.findings import Finding
+from coderefine.doors.review.findings import Finding, Suggestion
 from coderefine.doors.review.run import ReviewReport
 from coderefine.version import __version__
 
@@ -49,11 +49,8 @@ def _result(finding: Finding, index: int) -> dict[str, object]:
                         "artifactLocation": {"uri": finding.path, "uriBaseId": "%SRCROOT%"},
                         "replacements": [
                             {
-                                "deletedRegion": {
-                                    "startLine": finding.suggestion.start,
-                                    "endLine": finding.suggestion.end,
-                                },
-                                "insertedContent": {"text": finding.suggestion.text + "\n"},
+                                "deletedRegion": deleted_region(finding.suggestion),
+                                "insertedContent": {"text": inserted_text(finding.suggestion)},
                             }
                         ],
                     }
@@ -61,6 +58,23 @@ def _result(finding: Finding, index: int) -> dict[str, object]:
             }
         ]
     return result
+
+
+def deleted_region(suggestion: Suggestion) -> dict[str, int]:
+    """Head lines ``start``..``end`` with their line endings. A region given by lines alone stops before
+    the last line's ending (SARIF 3.30), so replacing it would leave a blank line where lines were
+    deleted: the region runs to the first column of the next line instead, or to the end of a last line
+    that has no ending."""
+    if not suggestion.to_newline:
+        return {"startLine": suggestion.start, "startColumn": 1, "endLine": suggestion.end}
+    return {"startLine": suggestion.start, "startColumn": 1, "endLine": suggestion.end + 1, "endColumn": 1}
+
+
+def inserted_text(suggestion: Suggestion) -> str:
+    if suggestion.exact is not None:
+        return suggestion.exact
+    # A report from before ``exact``: its lines are taken to end with "\n".
+    return "".join(f"{line}\n" for line in suggestion.text.split("\n")) if suggestion.text else ""
 
 
 def sarif_data(report: ReviewReport) -> dict[str, object]:

@@ -19,7 +19,7 @@ import yaml
 
 from coderefine.cli.main import main
 from coderefine.config import load_settings
-from coderefine.doors.init import REPOSITORY, installed_pin, pre_commit_entry, workflow
+from coderefine.doors.init import REPOSITORY, Pin, installed_pin, pre_commit_entry, workflow
 from coderefine.project.layout import detect_layout
 from coderefine.version import __version__
 from tests.conftest import RepoFactory, git, write_files
@@ -61,6 +61,16 @@ EXPECTED = {
 MODULE = {"flat": "calc/ops.py", "src": "src/calc/ops.py", "in-package": "calc/ops.py"}
 
 
+RELEASE = Pin(REPOSITORY, f"v{__version__}", "the release tag; or the full SHA of a commit")
+
+
+@pytest.fixture(autouse=True)
+def from_a_release(monkeypatch: pytest.MonkeyPatch) -> None:
+    """init as run from an installed release: these tests run from a clone, which init pins instead
+    (the tests of that say so and put the real ``installed_pin`` back)."""
+    monkeypatch.setattr("coderefine.doors.init.installed_pin", lambda version: RELEASE)
+
+
 def init(root: Path, *args: str, stdin: io.StringIO | None = None) -> tuple[int, str]:
     out = io.StringIO()
     code = main(["init", "--root", str(root), *args], out=out, stdin=stdin or io.StringIO())
@@ -68,7 +78,9 @@ def init(root: Path, *args: str, stdin: io.StringIO | None = None) -> tuple[int,
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
-def test_init_yes_makes_each_layout_ready(make_repo: RepoFactory, layout: str) -> None:
+def test_init_yes_makes_each_layout_ready(
+    make_repo: RepoFactory, layout: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_repo(LAYOUTS[layout])
     before = (root / "pyproject.toml").read_bytes()
     kind, sources, tests = EXPECTED[layout]
@@ -107,7 +119,8 @@ def test_init_yes_makes_each_layout_ready(make_repo: RepoFactory, layout: str) -
     # Ready for fix and the hook: a change to the module finds its test and runs it.
     write_files(root, {MODULE[layout]: CODE.replace("a + b", "a - b")})
     out = io.StringIO()
-    assert main(["check", str(root / MODULE[layout]), "--format", "json"], out=out) == 1
+    monkeypatch.chdir(root)  # from inside the project, as its user runs it
+    assert main(["check", MODULE[layout], "--format", "json"], out=out) == 1
     report = json.loads(out.getvalue())
     assert any("test_add" in json.dumps(s) for s in report["introduced"]), report
 
@@ -181,7 +194,7 @@ def test_an_existing_pre_commit_config_gets_the_entry_appended_in_its_own_style(
     assert code == 0
     data = (root / ".pre-commit-config.yaml").read_bytes()
     assert b"\n" not in data.replace(b"\r\n", b""), "the file's own line endings"
-    entry = "\r\n" + pre_commit_entry(installed_pin(__version__), "").rstrip("\n").replace("\n", "\r\n")
+    entry = "\r\n" + pre_commit_entry(RELEASE, "").rstrip("\n").replace("\n", "\r\n")
     assert data.decode().replace(entry, "", 1) == existing, "only inserted: every other byte kept"
     config = yaml.safe_load(data)
     assert [r["repo"] for r in config["repos"]][1] == REPOSITORY
@@ -250,9 +263,40 @@ def test_installed_from_a_commit_pins_that_commit() -> None:
     assert installed_pin("0.1.0", lambda name: None).rev == "v0.1.0"
 
 
+def test_installed_from_a_clone_pins_the_clone_and_its_commit_and_says_so(tmp_path: Path) -> None:
+    sha = "b" * 40
+    clone = tmp_path / "coderefine"
+    direct = json.dumps({"url": clone.as_uri(), "dir_info": {"editable": True}})
+    pin = installed_pin("0.1.0", lambda name: direct, lambda folder: (sha, folder == clone))
+    assert (pin.repository, pin.rev, pin.source, pin.dirty) == (str(clone), sha, str(clone), True)
+    entry = pre_commit_entry(pin, "  ")
+    assert f"# coderefine runs from the clone at {clone} (commit bbbbbbbbbbbb), not a release:" in entry
+    assert "pin https://github.com/coderefine/coderefine and its tag (docs/releasing.md)" in entry
+    assert yaml.safe_load("repos:\n" + entry)["repos"][0]["rev"] == sha
+    action = yaml.safe_load(workflow(pin, "pip install -e ."))["jobs"]["review"]["steps"][-1]["uses"]
+    assert action == f"coderefine/coderefine@{sha}"
+    assert "GitHub finds only once it is pushed there" in workflow(pin, "pip install -e .")
+    # a folder that is no git clone (an unpacked sdist) has no commit to pin: the version's tag
+    assert installed_pin("0.1.0", lambda name: direct, lambda folder: None).rev == "v0.1.0"
+
+
+def test_init_from_this_clone_pins_it_and_notes_its_uncommitted_work(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("coderefine.doors.init.installed_pin", installed_pin)
+    root = make_repo(LAYOUTS["flat"])
+    code, text = init(root, "--dry-run")
+    assert code == 0
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert f"- repo: {REPO_ROOT}" in text and f"rev: {head}" in text
+    assert f"note: no coderefine release is pinned: you run it from the clone at {REPO_ROOT}" in text
+
+
 def test_the_written_workflow_is_the_shipped_one_with_the_install_step() -> None:
     shipped = yaml.safe_load((REPO_ROOT / "hooks/github/coderefine-review.yml").read_text())
-    written = yaml.safe_load(workflow(installed_pin("0.1.0"), "python -m pip install -e ."))
+    written = yaml.safe_load(workflow(RELEASE, "python -m pip install -e ."))
     steps = [s for s in written["jobs"]["review"]["steps"] if "run" not in s]
     assert steps == shipped["jobs"]["review"]["steps"]
     assert {k: v for k, v in written.items() if k != "jobs"} == {

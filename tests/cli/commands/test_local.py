@@ -79,3 +79,30 @@ def test_timings_go_to_stderr_only_when_asked(
     err = capsys.readouterr().err
     assert "timings: " in err and "critic call" in err and "model set-up" in err
     assert "timings:" not in out.getvalue()
+
+
+def test_a_file_outside_the_repository_you_stand_in_is_refused_with_the_way_to_review_it(
+    make_repo: RepoFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = make_repo(SMALL_PROJECT)
+    elsewhere = tmp_path / "elsewhere"
+    write_files(elsewhere, {"tool.py": "import os\n", "tests/test_tool.py": "def test_it():\n    pass\n"})
+    monkeypatch.chdir(root)
+    model = replay_file(tmp_path / "calls.jsonl")
+    for command in (["fix", "--model", model], ["check"], ["draft", "--intent", "x", "--model", model]):
+        code = main([command[0], str(elsewhere / "tool.py"), *command[1:]], out=io.StringIO())
+        error = capsys.readouterr().err
+        assert code == 2, error
+        assert f"outside the git repository you are in ({root})" in error
+        assert f"cd {elsewhere} && coderefine {command[0]} tool.py" in error
+        assert f"--root {elsewhere}" in error
+    out = io.StringIO()
+    code = main(["check", str(elsewhere / "tool.py"), "--root", str(elsewhere), "--no-tests"], out=out)
+    assert code == 1, capsys.readouterr().err  # reviewed whole, in its own project: F401
+    assert "reviewed whole, outside git" in out.getvalue() and "F401" in out.getvalue()
+    # inside the repository, a path that leaves the current folder is still the repository's
+    monkeypatch.chdir(root / "tests")
+    assert main(["check", "../pkg/mod.py", "--no-tests"], out=io.StringIO()) == 0

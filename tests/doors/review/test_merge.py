@@ -123,7 +123,8 @@ def test_shards_partition_the_files_and_merge_into_the_unsharded_review(sharded_
     assert sorted(f.fingerprint for f in merged.findings) == sorted(f.fingerprint for f in whole.findings)
     assert [f.rule_id for f in merged.findings].count("pytest/failing-test") == 1
     fixed = next(f for f in merged.findings if f.title == "add subtracts")
-    assert fixed.suggestion == Suggestion(5, 5, "    return a + b")
+    # the exact replacement survives the round trip through JSON
+    assert fixed.suggestion == Suggestion(5, 5, "    return a + b", "    return a + b\n")
     assert merged.files == tuple(sorted(CHANGED)) and merged.reviewed == merged.files
     assert merged.right == whole.right
     assert merged.usage["critic"].input_tokens == sum(r.usage["critic"].input_tokens for r in shards)

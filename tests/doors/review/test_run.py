@@ -463,9 +463,9 @@ def test_each_reviewed_file_is_reported_as_it_ends(feature_repo: Path) -> None:
         intent="make add faster",
         intent_source="flag",
         head=repo.rev_parse("HEAD"),
-        on_file=lambda done, total, cost: calls.append((done, total, cost)),
+        on_file=lambda done, total, cost, running: calls.append((done, total, running)),
     )
-    assert [(done, total) for done, total, _ in calls] == [(1, 1)]
+    assert calls == [(0, 1, ("pkg/mod.py",)), (1, 1, ())]  # the file named while it is waited on
 
 
 def test_cli_review_budget(
@@ -480,9 +480,21 @@ def test_cli_review_budget(
 def test_the_review_progress_line() -> None:
     from coderefine.cli.commands.ci import _ReviewProgress
 
-    ticks = iter([100.0, 130.0])
+    ticks = iter([100.0, 130.0, 131.0])
     stream = io.StringIO()
-    _ReviewProgress(stream, clock=lambda: next(ticks))(3, 12, 0.0421)
-    assert (
-        stream.getvalue() == "coderefine review: 3/12 files critiqued, $0.04 so far, 30s elapsed, ~90s left\n"
-    )
+    progress = _ReviewProgress(stream, clock=lambda: next(ticks))
+    progress(3, 12, 0.0421, ("pkg/big.py",))
+    progress(3, 12, 0.0421)
+    assert stream.getvalue().splitlines() == [
+        "coderefine review: 3/12 files critiqued, $0.04 so far, 30s elapsed, ~90s left; critiquing pkg/big.py",
+        "coderefine review: 3/12 files critiqued, $0.04 so far, 31s elapsed, ~93s left",
+    ]
+
+
+def test_a_critic_issue_whose_fix_resolves_the_lint_on_its_line_is_one_finding(feature_repo: Path) -> None:
+    critique = {"verdict": "revise", "summary": "a slip", "issues": [issue("os is unused", 1, "import os")]}
+    model = ScriptedModel([critique, block("import os\n\n\ndef add(a, b):\n", "def add(a, b):\n")])
+    report = review(feature_repo, model)
+    on_line_one = [f for f in report.findings if f.path == "pkg/mod.py" and f.line == 1]
+    assert [f.rule_id for f in on_line_one] == ["ruff/F401"], on_line_one  # not also the critic's
+    assert on_line_one[0].suggestion is not None and on_line_one[0].suggestion.text == ""
