@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from coderefine.bench.declared import NOTHING, Declared, distribution_for
 from coderefine.bench.library import TIMEOUT_SCALE, SuiteRun
 
 SHOWN = 3  # failing tests named in a message
@@ -32,10 +33,11 @@ def no_tests(label: str) -> str:
     )
 
 
-def not_green(label: str, runs: Sequence[SuiteRun]) -> str:
+def not_green(label: str, runs: Sequence[SuiteRun], needs: Declared = NOTHING) -> str:
     """Why the baseline is not green, with the first lines of what failed and the option that fixes it:
     ``--requires`` for a module that is not installed, ``--deselect`` for a test file that cannot run
-    here (it checks a compiled extension the source build did not make) or a failing test."""
+    here (it checks a compiled extension the source build did not make) or a failing test. A missing
+    module is named by the distribution that brings it (``needs``: what the library declares)."""
     errors = [e for run in runs for e in run.errors]
     failed = [o for run in runs for o in run.outcomes if o.outcome == "failed"]
     shown: list[str] = []
@@ -64,10 +66,13 @@ def not_green(label: str, runs: Sequence[SuiteRun]) -> str:
     missing = sorted({m for e in [*errors, *failed] for m in _missing_modules(e.message)})
     plugins = missing_plugins(o.message for o in [*errors, *failed])
     if missing or plugins:
-        packages = ",".join(dict.fromkeys([*missing, *plugins]))
+        named = [distribution_for(module, needs) for module in missing]
+        packages = ",".join(dict.fromkeys([*(name for name, _ in named), *plugins]))
+        notes = [f"{name}: {where}" for name, where in dict.fromkeys(named) if where]
+        why = f"; {'; '.join(notes)}" if notes else ""
         advice.append(
             f"adding {packages} to --requires (what its tests import, and the pytest plugins whose "
-            "fixtures or async tests they use)"
+            f"fixtures or async tests they use{why})"
         )
     patterns = sorted({e.nodeid.split("::")[0] for e in errors if not _needs_package(e.message)})
     patterns += sorted({f.nodeid for f in failed if not _needs_package(f.message)})[: SHOWN - len(patterns)]

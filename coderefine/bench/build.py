@@ -27,6 +27,8 @@ from coderefine.bench.advice import (
     plugins_left_out,
 )
 from coderefine.bench.builder import Builder, Progress, library_modules
+from coderefine.bench.contain import end_marked, marked
+from coderefine.bench.declared import NOTHING, Declared, declared
 from coderefine.bench.disguise import disguise_tree
 from coderefine.bench.library import (
     SuiteRun,
@@ -46,6 +48,7 @@ from coderefine.signals.warm import WarmPytest, top_level_names
 
 __all__ = ["Progress", "Source", "make_suite"]
 
+TEMP = "tmp"  # the build's temporary folder, removed before the suite is renamed into place
 LOOK_AHEAD = 3  # later releases downloaded to find a pair that changes the code
 
 
@@ -89,10 +92,16 @@ def make_suite(
         raise UsageError(f"{out} exists; remove it or choose another -o")
     out.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    # What the library's tests write to a temporary folder stays in the build's, and goes with it; what
+    # they start is ended with the build, even a process that left their process group.
+    env = marked(environ, building / TEMP)
     try:
-        built = _build(source, building, runner, environ, tasks, seed, progress)
+        built = _build(source, building, runner, env, tasks, seed, progress)
+        end_marked(env)
+        shutil.rmtree(building / TEMP, ignore_errors=True)
         building.rename(out)
     except BaseException:
+        end_marked(env)
         shutil.rmtree(building, ignore_errors=True)
         raise
     return built
@@ -121,6 +130,8 @@ def _build(
         own = source.path / ".venv" / "bin" / "python"
         python = str(own.resolve()) if own.exists() else sys.executable
         stored_python = python
+        # A checkout runs with its own environment: what it declares only names the packages in advice.
+        needs = declared(tree)
         name, version = source.path.resolve().name, "local"
     else:
         name, _, version = source.requirement.partition("==")
@@ -132,8 +143,13 @@ def _build(
         tree = _fetch(wanted, folder, "source", runner, label)
         if source.upgrade_to:
             _fetch(source.requirement, folder, "old", runner, label)
-        progress(f"{label}: installing its test dependencies ({', '.join(source.requires)})")
-        python = make_venv(folder / "venv", source.requires, runner, label)
+        needs = declared(tree, name)
+        if needs.requirements():
+            given = ", ".join(source.requires)
+            progress(f"{label}: installing {needs.describe()}, then --requires ({given})")
+        else:
+            progress(f"{label}: installing its test dependencies ({', '.join(source.requires)})")
+        python = make_venv(folder / "venv", source.requires, runner, label, needs.requirements())
         stored_python = str(Path(python).relative_to(folder))
     pin_pytest_root(tree)
     if not has_tests(tree):
@@ -146,7 +162,7 @@ def _build(
         progress(f"{label}: disguised ({', '.join(f'{k} {v}' for k, v in disguised.items())})")
         label = f"{label} (disguised)"
     progress(f"{label}: running its tests twice for the baseline")
-    deselect, baseline = _baseline(python, tree, runner, environ, label, source.deselect)
+    deselect, baseline = _baseline(python, tree, runner, environ, label, source.deselect, needs)
     progress(f"{label}: {len(baseline.passed())} tests green, {len(deselect)} left out (failing or flaky)")
     if plugins := plugins_left_out(label, baseline, deselect):
         progress(plugins)
@@ -191,6 +207,7 @@ def _build(
         "version": version,
         "licence": source.licence,
         "requires": list(source.requires),
+        "declared": list(needs.requirements()) if source.path is None else [],
         "python": stored_python,
         "deselect": list(deselect),
         "deselect_given": list(source.deselect),
@@ -262,12 +279,13 @@ def _baseline(
     environ: Mapping[str, str],
     label: str,
     skip: Sequence[str] = (),
+    needs: Declared = NOTHING,
 ) -> tuple[tuple[str, ...], SuiteRun]:
     """The tests left out (``skip``, and those that failed or flaked) and the second clean run."""
     first = run_suite(python, tree, runner, environ, deselect=skip)
     second = run_suite(python, tree, runner, environ, deselect=skip)
     if not (first.finished and second.finished) or not (first.passed() & second.passed()):
-        message = not_green(label, [first, second])
+        message = not_green(label, [first, second], needs)
         if "disguised" in label:
             message += "; the disguise may have broken it: build without --disguise"
         raise UsageError(message)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from coderefine.bench.contain import end_marked, marked
 from coderefine.bench.result import TaskResult, lines_changed, round_note
 from coderefine.bench.review_run import run_review_task
 from coderefine.bench.score import score
@@ -90,8 +91,25 @@ def run_task(
     clock: Callable[[], float] = time.monotonic,
 ) -> TaskResult:
     # The loop's and the review's test runs, and the scoring, all see hypothesis without chance or
-    # deadlines: a busy machine must not change what a model is shown or how a task scores.
-    environ = stable_environ(environ)
+    # deadlines: a busy machine must not change what a model is shown or how a task scores. Their
+    # temporary files go to a folder of the pair's own, and what their tests start ends with the pair.
+    with tempfile.TemporaryDirectory(prefix="coderefine-bench-temp-") as temp:
+        env = marked(stable_environ(environ), Path(temp))
+        try:
+            return _run_task(task, strategy, model, settings, runner, env, clock)
+        finally:
+            end_marked(env)
+
+
+def _run_task(
+    task: BenchTask,
+    strategy: Strategy,
+    model: Model,
+    settings: Settings,
+    runner: Runner,
+    environ: Mapping[str, str],
+    clock: Callable[[], float],
+) -> TaskResult:
     if task.kind in REVIEW_KINDS:
         return _review_result(task, strategy, model, settings, runner, environ, clock)
     start = clock()

@@ -14,6 +14,7 @@ from coderefine.bench.advice import (
     not_green,
     plugins_left_out,
 )
+from coderefine.bench.declared import Declared
 from coderefine.bench.library import SuiteRun
 
 
@@ -26,9 +27,18 @@ def test_a_suite_that_is_not_green_names_what_failed_and_the_option_that_fixes_i
     message = not_green("lib==1.0", [run, run])
     assert message.startswith("lib==1.0: its test suite does not run green on the clean code: ")
     assert "tests/test_speedups.py: ModuleNotFoundError: No module named 'lib._speedups'" in message
-    assert "try adding yaml to --requires" in message
+    # The distribution to install, not the import name.
+    assert "try adding PyYAML to --requires" in message
+    assert "PyYAML: the distribution of the module yaml" in message
     # A compiled extension of the library itself cannot be required: its test file is left out.
     assert "--deselect tests/test_speedups.py" in message and "--deselect tests/test_config.py" not in message
+
+
+def test_a_missing_module_the_library_declares_is_named_as_it_declares_it() -> None:
+    needs = Declared(extras={"pyyaml": ("PyYAML", "yaml")})
+    yaml = library.TestOutcome("tests/test_config.py", "error", "ModuleNotFoundError: No module named 'yaml'")
+    message = not_green("lib==1.0", [SuiteRun((), False, "1 error", (yaml,))], needs)
+    assert "try adding PyYAML to --requires" in message and "PyYAML: its 'yaml' extra declares it" in message
 
 
 def test_a_run_without_any_test_says_where_the_tests_may_be(tmp_path: Path) -> None:
