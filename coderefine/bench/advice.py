@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from coderefine.bench.counts import plural
 from coderefine.bench.declared import NOTHING, Declared, distribution_for
 from coderefine.bench.library import TIMEOUT_SCALE, SuiteRun
 
@@ -180,3 +181,42 @@ def _missing_modules(message: str) -> list[str]:
     """Top-level modules an error says are not installed: a package to require. A missing submodule
     (``pkg._speedups``) is the library's own compiled extension, which ``--requires`` cannot bring."""
     return [m for m in re.findall(r"No module named '([\w.]+)'", message) if "." not in m]
+
+
+_MISSING_FILE = re.compile(r"FileNotFoundError|No such file or directory")
+
+
+def left_out_summary(
+    label: str,
+    runs: Sequence[SuiteRun],
+    left_out: Sequence[str],
+    given: Sequence[str],
+    needs: Declared = NOTHING,
+) -> str:
+    """The baseline's line: the tests green, and those left out grouped by why (a missing plugin, a
+    missing module, a file the sdist lacks, a flake, a plain failure), and the patterns --deselect gave."""
+    green = frozenset.intersection(*(run.passed() for run in runs)) if runs else frozenset()
+    groups: dict[str, int] = {}
+    for nodeid in left_out:
+        outcomes = {o.outcome for run in runs for o in run.outcomes if o.nodeid == nodeid}
+        why = _why_left_out(outcomes, "\n".join(run.message(nodeid) for run in runs), needs)
+        groups[why] = groups.get(why, 0) + 1
+    parts = [f"{n} {why}" for why, n in sorted(groups.items(), key=lambda item: (-item[1], item[0]))]
+    text = f"{label}: {plural(len(green), 'test')} green, {len(left_out)} left out"
+    text += f": {'; '.join(parts)}" if parts else ""
+    if given:
+        text += f" (and what --deselect's {plural(len(given), 'pattern')} left out from the start)"
+    return text
+
+
+def _why_left_out(outcomes: set[str], message: str, needs: Declared) -> str:
+    if "passed" in outcomes:
+        return "flaky (passed in one run, failed in the other)"
+    if plugins := missing_plugins([message]):
+        return f"missing {', '.join(plugins)} (a pytest plugin: add it to --requires)"
+    if modules := _missing_modules(message):
+        names = ", ".join(dict.fromkeys(distribution_for(m, needs)[0] for m in modules))
+        return f"missing {names} (not installed: add it to --requires)"
+    if _MISSING_FILE.search(message):
+        return "missing a file the source distribution does not ship"
+    return "failing"

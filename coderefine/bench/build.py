@@ -20,6 +20,7 @@ from pathlib import Path
 
 from coderefine.bench.advice import (
     has_tests,
+    left_out_summary,
     next_changed,
     no_source_change,
     no_tests,
@@ -28,6 +29,7 @@ from coderefine.bench.advice import (
 )
 from coderefine.bench.builder import Builder, Progress, library_modules
 from coderefine.bench.contain import end_marked, marked
+from coderefine.bench.counts import by_kind, plural, shapes, shortfall_message
 from coderefine.bench.declared import NOTHING, Declared, declared
 from coderefine.bench.disguise import disguise_tree
 from coderefine.bench.library import (
@@ -162,8 +164,10 @@ def _build(
         progress(f"{label}: disguised ({', '.join(f'{k} {v}' for k, v in disguised.items())})")
         label = f"{label} (disguised)"
     progress(f"{label}: running its tests twice for the baseline")
-    deselect, baseline = _baseline(python, tree, runner, environ, label, source.deselect, needs)
-    progress(f"{label}: {len(baseline.passed())} tests green, {len(deselect)} left out (failing or flaky)")
+    deselect, runs = _baseline(python, tree, runner, environ, label, source.deselect, needs)
+    baseline = runs[-1]
+    failing = deselect[len(source.deselect) :]
+    progress(left_out_summary(label, runs, failing, source.deselect, needs))
     if plugins := plugins_left_out(label, baseline, deselect):
         progress(plugins)
     progress(f"{label}: finding the lines each test runs")
@@ -195,13 +199,19 @@ def _build(
                 raise UsageError(f"{label}: {built.reason()}")
         else:
             found = builder.tasks(name, count)
+            made = sum(1 for task in found if task.kind in ("bug", "feature"))
+            if short := shortfall_message(label, count, made, builder.shortfalls):
+                progress(short)
     finally:
         if warm is not None:
             warm.close()
     info = SuiteInfo(folder, name, version, python, deselect)
     found, left_out = scorable(found, info, runner, environ)
     if left_out:
-        progress(f"{label}: {len(left_out)} tasks left out, their correct code fails the scoring run")
+        verb = "fails" if len(left_out) == 1 else "fail"
+        progress(
+            f"{label}: {plural(len(left_out), 'task')} left out: correct code that {verb} the scoring run"
+        )
     library = {
         "name": name,
         "version": version,
@@ -219,7 +229,9 @@ def _build(
         "left_out": left_out,
     }
     write_suite(folder, library, found)
-    progress(f"{label}: {tasks_by_shape(found)}")
+    progress(f"{label}: {by_kind(found)}")
+    if shaped := shapes(found):
+        progress(f"{label}: shapes: {shaped}")
     return found
 
 
@@ -263,15 +275,6 @@ def _python_files(tree: Path) -> list[str]:
     return [path.relative_to(tree).as_posix() for path in tree.rglob("*.py")]
 
 
-def tasks_by_shape(tasks: Sequence[LibraryTask]) -> str:
-    """``"3 tasks (2 one-file, 1 multi-file)"``: a suite's size as make-suite reports it."""
-    kinds: dict[str, int] = {}
-    for task in tasks:
-        kinds[task.shape] = kinds.get(task.shape, 0) + 1
-    shapes = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-    return f"{len(tasks)} task{'s' if len(tasks) != 1 else ''} ({shapes})"
-
-
 def _baseline(
     python: str,
     tree: Path,
@@ -280,8 +283,8 @@ def _baseline(
     label: str,
     skip: Sequence[str] = (),
     needs: Declared = NOTHING,
-) -> tuple[tuple[str, ...], SuiteRun]:
-    """The tests left out (``skip``, and those that failed or flaked) and the second clean run."""
+) -> tuple[tuple[str, ...], tuple[SuiteRun, SuiteRun]]:
+    """The tests left out (``skip``, and those that failed or flaked) and the two clean runs."""
     first = run_suite(python, tree, runner, environ, deselect=skip)
     second = run_suite(python, tree, runner, environ, deselect=skip)
     if not (first.finished and second.finished) or not (first.passed() & second.passed()):
@@ -291,7 +294,7 @@ def _baseline(
         raise UsageError(message)
     good = first.passed() & second.passed()
     seen = {o.nodeid for o in first.outcomes + second.outcomes if o.outcome != "skipped"}
-    return (*skip, *sorted(seen - good - set(skip))), second
+    return (*skip, *sorted(seen - good - set(skip))), (first, second)
 
 
 def _later_change(

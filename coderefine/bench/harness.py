@@ -321,19 +321,26 @@ def run_bench(
                     continue
             pending.append((task, strategy, entry))
 
+    # A pair's end is told by the worker that ran it, before it starts another: with one job, a pair's
+    # result comes before the next pair's start; the lock keeps each event's line whole.
+    told = threading.Lock()
+
     def work(item: tuple[BenchTask, Strategy, Path | None]) -> TaskResult:
         task, strategy, _ = item
         if on_start:
-            on_start(task, strategy)
-        return run_task(task, strategy, model_for(task, strategy), settings, runner, environ)
+            with told:
+                on_start(task, strategy)
+        result = run_task(task, strategy, model_for(task, strategy), settings, runner, environ)
+        if on_result:
+            with told:
+                on_result(result, False)
+        return result
 
     for (_, _, entry), result in _run_all(pending, work, jobs, runner):
         if entry is not None and not result.error:
             entry.parent.mkdir(parents=True, exist_ok=True)
             entry.write_text(json.dumps(dataclasses.asdict(result)))
         results.append(result)
-        if on_result:
-            on_result(result, False)
     order = {s.name: i for i, s in enumerate(strategies)}
     return sorted(results, key=lambda r: (order.get(r.strategy, 99), _task_number(r.task_id), r.task_id))
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from coderefine.bench import library
 from coderefine.bench.advice import (
     has_tests,
+    left_out_summary,
     missing_plugins,
     next_changed,
     no_source_change,
@@ -112,3 +113,31 @@ def test_a_missing_pytest_plugin_is_named_by_the_fixture_or_async_test_that_need
         "--requires to keep them"
     )
     assert plugins_left_out("lib==1.0", run, ("tests/test_io.py::test_own",)) == ""
+
+
+def test_tests_left_out_are_grouped_by_why() -> None:
+    def run(*outcomes: tuple[str, str, str]) -> SuiteRun:
+        return SuiteRun(tuple(library.TestOutcome(*o) for o in outcomes), True)
+
+    green = ("t.py::ok", "passed", "")
+    first = run(
+        green,
+        ("t.py::mock", "failed", "fixture 'mocker' not found"),
+        ("t.py::data1", "failed", "FileNotFoundError: [Errno 2] No such file or directory: 'data/x.json'"),
+        ("t.py::data2", "failed", "FileNotFoundError: [Errno 2] No such file or directory: 'data/y.json'"),
+        ("t.py::yaml", "failed", "ModuleNotFoundError: No module named 'yaml'"),
+        ("t.py::flaky", "passed", ""),
+        ("t.py::red", "failed", "assert 1 == 2"),
+    )
+    kept = [(o.nodeid, o.outcome, o.message) for o in first.outcomes if o.nodeid != "t.py::flaky"]
+    second = run(*kept, ("t.py::flaky", "failed", "x"))
+    left = ["t.py::mock", "t.py::data1", "t.py::data2", "t.py::yaml", "t.py::flaky", "t.py::red"]
+    text = left_out_summary("lib", [first, second], left, ["tests/slow"])
+    assert text == (
+        "lib: 1 test green, 6 left out: 2 missing a file the source distribution does not ship; "
+        "1 failing; 1 flaky (passed in one run, failed in the other); "
+        "1 missing PyYAML (not installed: add it to --requires); "
+        "1 missing pytest-mock (a pytest plugin: add it to --requires) "
+        "(and what --deselect's 1 pattern left out from the start)"
+    )
+    assert left_out_summary("lib", [run(green)], [], []) == "lib: 1 test green, 0 left out"

@@ -145,6 +145,8 @@ def test_its_declared_dependency_is_installed_without_requires(
     assert library["declared"] == ["tiny-yamlish>=1.0"]
     assert library["requires"] == ["pytest"]
     assert library["tests"] == 6
+    assert "greetkit==1.0: 6 tests green, 0 left out" in messages
+    assert any(m.startswith("greetkit==1.0: ") and " tasks: " in m and " bug" in m for m in messages)
     assert any(
         "installing 1 declared dependency (tiny-yamlish>=1.0), then --requires (pytest)" in m
         for m in messages
