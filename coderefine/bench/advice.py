@@ -184,6 +184,11 @@ def _missing_modules(message: str) -> list[str]:
 
 
 _MISSING_FILE = re.compile(r"FileNotFoundError|No such file or directory")
+# A path in a failure's message: one folder at least, quoted or not.
+_PATH = re.compile(r"""(?:^|[\s'"(:=])(/?[\w.-]+(?:/[\w.-]+)+)""")
+MISSING_FILE = (
+    "missing a file the source distribution does not ship (build from a checkout with --from to keep them)"
+)
 
 
 def left_out_summary(
@@ -192,21 +197,53 @@ def left_out_summary(
     left_out: Sequence[str],
     given: Sequence[str],
     needs: Declared = NOTHING,
+    tree: Path | None = None,
 ) -> str:
     """The baseline's line: the tests green, and those left out grouped by why (a missing plugin, a
-    missing module, a file the sdist lacks, a flake, a plain failure), and the patterns --deselect gave."""
+    missing module, a file the sdist lacks, a flake, a plain failure), and the patterns --deselect gave.
+    ``tree``: the library's folder, where a path a failure names is looked for."""
     green = frozenset.intersection(*(run.passed() for run in runs)) if runs else frozenset()
     groups: dict[str, int] = {}
+    examples: dict[str, str] = {}
     for nodeid in left_out:
         outcomes = {o.outcome for run in runs for o in run.outcomes if o.nodeid == nodeid}
-        why = _why_left_out(outcomes, "\n".join(run.message(nodeid) for run in runs), needs)
+        message = "\n".join(run.message(nodeid) for run in runs)
+        why = _why_left_out(outcomes, message, needs)
+        if why == "failing" and tree is not None and (missing := absent_path(message, tree)):
+            why = MISSING_FILE
+            examples.setdefault(why, missing)
+        elif why == MISSING_FILE and tree is not None and (missing := absent_path(message, tree)):
+            examples.setdefault(why, missing)
         groups[why] = groups.get(why, 0) + 1
-    parts = [f"{n} {why}" for why, n in sorted(groups.items(), key=lambda item: (-item[1], item[0]))]
+    parts = [
+        f"{n} {why}" + (f", e.g. {examples[why]}" if why in examples else "")
+        for why, n in sorted(groups.items(), key=lambda item: (-item[1], item[0]))
+    ]
     text = f"{label}: {plural(len(green), 'test')} green, {len(left_out)} left out"
     text += f": {'; '.join(parts)}" if parts else ""
     if given:
         text += f" (and what --deselect's {plural(len(given), 'pattern')} left out from the start)"
     return text
+
+
+def absent_path(message: str, tree: Path) -> str:
+    """The first path a failure's message names inside ``tree`` (relative to it, or absolute under it)
+    that does not exist there: a fixture file the source distribution left out; "" when none."""
+    root = tree.resolve()
+    for found in _PATH.findall(message):
+        path = Path(found)
+        if path.is_absolute():
+            try:
+                relative = path.relative_to(root)
+            except ValueError:
+                continue
+        elif (root / path.parts[0]).exists():
+            relative = path
+        else:
+            continue
+        if not (root / relative).exists():
+            return relative.as_posix()
+    return ""
 
 
 def _why_left_out(outcomes: set[str], message: str, needs: Declared) -> str:
@@ -218,5 +255,5 @@ def _why_left_out(outcomes: set[str], message: str, needs: Declared) -> str:
         names = ", ".join(dict.fromkeys(distribution_for(m, needs)[0] for m in modules))
         return f"missing {names} (not installed: add it to --requires)"
     if _MISSING_FILE.search(message):
-        return "missing a file the source distribution does not ship"
+        return MISSING_FILE
     return "failing"

@@ -167,7 +167,7 @@ def _build(
     deselect, runs = _baseline(python, tree, runner, environ, label, source.deselect, needs)
     baseline = runs[-1]
     failing = deselect[len(source.deselect) :]
-    progress(left_out_summary(label, runs, failing, source.deselect, needs))
+    progress(left_out_summary(label, runs, failing, source.deselect, needs, tree))
     if plugins := plugins_left_out(label, baseline, deselect):
         progress(plugins)
     progress(f"{label}: finding the lines each test runs")

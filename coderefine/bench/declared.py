@@ -56,6 +56,7 @@ DISTRIBUTIONS = {
     "dns": "dnspython",
     "ldap": "python-ldap",
     "fitz": "PyMuPDF",
+    "ruamel": "ruamel.yaml",
     "google": "protobuf",
     "mpl_toolkits": "matplotlib",
     "_pytest": "pytest",
@@ -118,7 +119,9 @@ def distribution_for(module: str, found: Declared) -> tuple[str, str]:
     from ("" when it is the module's own name): the library's own declaration first, then the
     well-known mismatches."""
     known = DISTRIBUTIONS.get(module, "")
-    for candidate in (known, module):
+    # A namespace's distribution is named after the module below it: ``ruamel`` is ruamel.yaml.
+    below = [name for name, (spelled, _) in found.extras.items() if spelled.startswith(f"{module}.")]
+    for candidate in (known, module, *below):
         if candidate and normalize(candidate) in found.extras:
             spelled, extra = found.extras[normalize(candidate)]
             where = f"its '{extra}' extra declares it" if extra else "it declares it"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from coderefine.bench import library
 from coderefine.bench.advice import (
+    absent_path,
     has_tests,
     left_out_summary,
     missing_plugins,
@@ -134,10 +135,26 @@ def test_tests_left_out_are_grouped_by_why() -> None:
     left = ["t.py::mock", "t.py::data1", "t.py::data2", "t.py::yaml", "t.py::flaky", "t.py::red"]
     text = left_out_summary("lib", [first, second], left, ["tests/slow"])
     assert text == (
-        "lib: 1 test green, 6 left out: 2 missing a file the source distribution does not ship; "
+        "lib: 1 test green, 6 left out: 2 missing a file the source distribution does not ship (build from "
+        "a checkout with --from to keep them); "
         "1 failing; 1 flaky (passed in one run, failed in the other); "
         "1 missing PyYAML (not installed: add it to --requires); "
         "1 missing pytest-mock (a pytest plugin: add it to --requires) "
         "(and what --deselect's 1 pattern left out from the start)"
     )
     assert left_out_summary("lib", [run(green)], [], []) == "lib: 1 test green, 0 left out"
+
+
+def test_a_path_a_failure_names_that_the_sdist_lacks(tmp_path: Path) -> None:
+    (tmp_path / "lib" / "tests").mkdir(parents=True)
+    (tmp_path / "lib" / "tests" / "here.yaml").write_text("")
+    absent = "ValueError: Path does not exist: lib/tests/fixtures/good.yaml"
+    assert absent_path(absent, tmp_path) == "lib/tests/fixtures/good.yaml"
+    assert absent_path(f"cannot open '{tmp_path}/lib/data/x.json'", tmp_path) == "lib/data/x.json"
+    assert absent_path("lib/tests/here.yaml is wrong; see /etc/nothing/here", tmp_path) == ""
+    failing = SuiteRun((library.TestOutcome("t.py::a", "failed", absent),), True)
+    text = left_out_summary("lib", [failing, failing], ["t.py::a"], [], tree=tmp_path)
+    assert text.endswith(
+        "1 missing a file the source distribution does not ship (build from a checkout "
+        "with --from to keep them), e.g. lib/tests/fixtures/good.yaml"
+    )

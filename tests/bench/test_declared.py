@@ -69,3 +69,13 @@ def test_a_module_is_named_by_its_distribution(tmp_path: Path) -> None:
     assert distribution_for("yaml", found) == ("PyYAML", "its 'yaml' extra declares it")
     assert distribution_for("PIL", Declared()) == ("Pillow", "the distribution of the module PIL")
     assert distribution_for("whatever", Declared()) == ("whatever", "")
+
+
+def test_a_namespace_module_is_named_by_the_distribution_declared_below_it(tmp_path: Path) -> None:
+    (tmp_path / "PKG-INFO").write_text(
+        "Metadata-Version: 2.1\nName: yamale\nVersion: 6\nRequires-Dist: pyyaml\n"
+        'Requires-Dist: ruamel.yaml; extra == "ruamel"\n'
+    )
+    found = declared(tmp_path)
+    assert found.requirements() == ("pyyaml",)
+    assert distribution_for("ruamel", found) == ("ruamel.yaml", "its 'ruamel' extra declares it")
