@@ -145,6 +145,8 @@ def _build(
         tree = _fetch(wanted, folder, "source", runner, label)
         if source.upgrade_to:
             _fetch(source.requirement, folder, "old", runner, label)
+        if not has_tests(tree):  # said before a minute of installing what it needs
+            raise UsageError(no_tests(label))
         needs = declared(tree, name)
         if needs.requirements():
             given = ", ".join(source.requires)
