@@ -13,7 +13,11 @@ from pathlib import Path
 import pytest
 
 from coderefine.bench.build import Source, make_suite
-from coderefine.bench.suite import SUITE_FILE
+from coderefine.bench.harness import run_bench
+from coderefine.bench.models import DoNothingModel
+from coderefine.bench.strategies import strategies
+from coderefine.bench.suite import SUITE_FILE, load_suite
+from coderefine.config import Settings
 from coderefine.errors import UsageError
 from coderefine.project.runner import SubprocessRunner
 from tests.bench.wheelhouse import repack, write_sdist, write_wheel
@@ -170,6 +174,37 @@ def test_temporary_files_stay_in_the_build(built: tuple[Path, Path, Path, list[s
     assert list(system_temp.iterdir()) == []
     assert not (suite / "tmp").exists()
     assert not list(suite.rglob("*.greetkit"))
+
+
+@pytest.mark.slow
+def test_a_bench_run_leaves_nothing_running_either(
+    built: tuple[Path, Path, Path, list[str]], tmp_path: Path
+) -> None:
+    suite, _, _, _ = built
+    pids, system_temp = tmp_path / "pids", tmp_path / "system-temp"
+    pids.mkdir()
+    system_temp.mkdir()
+    env = {"PATH": os.environ["PATH"], "GREETKIT_PIDS": str(pids), "TMPDIR": str(system_temp)}
+    _, tasks = load_suite(suite)
+    chosen = [t for t in tasks if t.kind == "bug"][:1]
+    # The scoring runs the whole suite, whose children-starting test is among those that must pass.
+    run_bench(
+        chosen,
+        strategies("coderefine"),
+        lambda t, s: DoNothingModel(),
+        Settings(),
+        SubprocessRunner(),
+        env,
+        cache_dir=None,
+        jobs=1,
+    )
+    assert list(system_temp.iterdir()) == []  # the tests' temporary files went to the pair's folder
+    started = [int(p.read_text()) for p in pids.iterdir()]
+    assert started
+    deadline = time.monotonic() + 5
+    while (alive := [pid for pid in started if _running(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert alive == []
 
 
 @pytest.mark.slow
