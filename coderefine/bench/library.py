@@ -134,9 +134,10 @@ def download_sdist(
             # pip could not install the build back end to prepare the metadata; the archive itself
             # needs no build: take it from PyPI's JSON API, checked by its sha256.
             return fetch_sdist(name, version, folder)
+        reason = install_failure(done.err + "\n" + done.out, [requirement]) if done.code else ""
         raise UsageError(
-            f"{requirement}: pip download of its source distribution failed ({tail or 'no archive'}); "
-            "check the name and version, and that the package index can be reached"
+            f"{requirement}: pip download of its source distribution failed: "
+            + (reason or f"no archive ({tail or 'pip said nothing'})")
         )
     return archives[0]
 
