@@ -153,7 +153,9 @@ def _build(
             progress(f"{label}: installing {needs.describe()}, then --requires ({given})")
         else:
             progress(f"{label}: installing its test dependencies ({', '.join(source.requires)})")
-        python = make_venv(folder / "venv", source.requires, runner, label, needs.requirements())
+        python = make_venv(
+            folder / "venv", source.requires, runner, label, needs.runtime, needs.test, progress
+        )
         stored_python = str(Path(python).relative_to(folder))
     pin_pytest_root(tree)
     if not has_tests(tree):

@@ -23,7 +23,7 @@ from coderefine.bench.pypi import sdist_from_index
 from coderefine.bench.pytest_config import selection_addopts
 from coderefine.bench.stable import stable_environ
 from coderefine.errors import ToolError, UsageError
-from coderefine.project.runner import Runner
+from coderefine.project.runner import Completed, Runner
 from coderefine.signals.pytest import PLUGIN, PLUGIN_DIR
 from coderefine.signals.warm import WarmPytest
 
@@ -171,25 +171,47 @@ def _check_members(names: Sequence[str], label: str) -> None:
 
 
 def make_venv(
-    folder: Path, requirements: Sequence[str], runner: Runner, label: str, declared: Sequence[str] = ()
+    folder: Path,
+    requirements: Sequence[str],
+    runner: Runner,
+    label: str,
+    declared: Sequence[str] = (),
+    optional: Sequence[str] = (),
+    warn: Callable[[str], None] = lambda message: None,
 ) -> str:
-    """A venv at ``folder`` with the library's ``declared`` dependencies (its runtime ones and its test
-    extra's) and the test ``requirements`` (``--requires``) installed together, so that pip resolves
-    them as one set; returns its interpreter."""
+    """A venv at ``folder`` with the library's ``declared`` dependencies, its test extra's
+    (``optional``) and the test ``requirements`` (``--requires``) installed together, so that pip
+    resolves them as one set; returns its interpreter. When that fails and the test extra was in it, the
+    rest is installed without it (a test extra may hold a tool this Python cannot have), and ``warn``
+    says why."""
     try:
-        done = runner.run([sys.executable, "-m", "venv", str(folder)], cwd=folder.parent, timeout=PIP_TIMEOUT)
-        if done.code != 0:
-            raise UsageError(f"{label}: cannot create a venv: {done.err.strip()[-300:]}")
+        made = runner.run([sys.executable, "-m", "venv", str(folder)], cwd=folder.parent, timeout=PIP_TIMEOUT)
+        if made.code != 0:
+            raise UsageError(f"{label}: cannot create a venv: {made.err.strip()[-300:]}")
         python = str(folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
-        wanted = list(dict.fromkeys([*declared, *requirements]))
-        if wanted:
-            argv = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *wanted]
-            done = runner.run(argv, cwd=folder.parent, timeout=PIP_TIMEOUT)
-            if done.code != 0:
-                raise UsageError(_install_error(label, declared, requirements, done.err + "\n" + done.out))
+        every = [*declared, *optional]
+        done = _pip_install(python, [*every, *requirements], runner, folder)
+        if done is not None and done.code != 0 and optional:
+            first = _install_error(label, every, requirements, done.err + "\n" + done.out)
+            done = _pip_install(python, [*declared, *requirements], runner, folder)
+            if done is None or done.code == 0:
+                warn(f"{first}; installed without its test extra ({', '.join(optional)})")
+                return python
+            every = list(declared)
+        if done is not None and done.code != 0:
+            raise UsageError(_install_error(label, every, requirements, done.err + "\n" + done.out))
     except ToolError as exc:
         raise UsageError(f"{label}: cannot set up its venv ({exc})") from exc
     return python
+
+
+def _pip_install(python: str, wanted: Sequence[str], runner: Runner, folder: Path) -> Completed | None:
+    """``pip install`` of ``wanted`` (each once) into the venv of ``python``; None when there is none."""
+    wanted = list(dict.fromkeys(wanted))
+    if not wanted:
+        return None
+    argv = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *wanted]
+    return runner.run(argv, cwd=folder.parent, timeout=PIP_TIMEOUT)
 
 
 def _install_error(label: str, declared: Sequence[str], requires: Sequence[str], output: str) -> str:
