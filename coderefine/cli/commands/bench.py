@@ -131,8 +131,9 @@ def load_bench_tasks(
             built, differing = library_suite(library, out_dir / "suites", runner, environ, warn)
             tasks += built
             if differing:
+                were = "task was" if len(differing) == 1 else "tasks were"
                 notes.append(
-                    f"{library.label}: {len(differing)} tasks were built differently from the "
+                    f"{library.label}: {len(differing)} {were} built differently from the "
                     "manifest (another pytest or ruff version?); the figures are not comparable with "
                     "published ones"
                 )
