@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from coderefine.bench.counts import plural
+from coderefine.bench.declared import NOTHING, Declared, distribution_for
 from coderefine.bench.library import TIMEOUT_SCALE, SuiteRun
 
 SHOWN = 3  # failing tests named in a message
@@ -32,10 +34,11 @@ def no_tests(label: str) -> str:
     )
 
 
-def not_green(label: str, runs: Sequence[SuiteRun]) -> str:
+def not_green(label: str, runs: Sequence[SuiteRun], needs: Declared = NOTHING) -> str:
     """Why the baseline is not green, with the first lines of what failed and the option that fixes it:
     ``--requires`` for a module that is not installed, ``--deselect`` for a test file that cannot run
-    here (it checks a compiled extension the source build did not make) or a failing test."""
+    here (it checks a compiled extension the source build did not make) or a failing test. A missing
+    module is named by the distribution that brings it (``needs``: what the library declares)."""
     errors = [e for run in runs for e in run.errors]
     failed = [o for run in runs for o in run.outcomes if o.outcome == "failed"]
     shown: list[str] = []
@@ -64,10 +67,13 @@ def not_green(label: str, runs: Sequence[SuiteRun]) -> str:
     missing = sorted({m for e in [*errors, *failed] for m in _missing_modules(e.message)})
     plugins = missing_plugins(o.message for o in [*errors, *failed])
     if missing or plugins:
-        packages = ",".join(dict.fromkeys([*missing, *plugins]))
+        named = [distribution_for(module, needs) for module in missing]
+        packages = ",".join(dict.fromkeys([*(name for name, _ in named), *plugins]))
+        notes = [f"{name}: {where}" for name, where in dict.fromkeys(named) if where]
+        why = f"; {'; '.join(notes)}" if notes else ""
         advice.append(
             f"adding {packages} to --requires (what its tests import, and the pytest plugins whose "
-            "fixtures or async tests they use)"
+            f"fixtures or async tests they use{why})"
         )
     patterns = sorted({e.nodeid.split("::")[0] for e in errors if not _needs_package(e.message)})
     patterns += sorted({f.nodeid for f in failed if not _needs_package(f.message)})[: SHOWN - len(patterns)]
@@ -175,3 +181,79 @@ def _missing_modules(message: str) -> list[str]:
     """Top-level modules an error says are not installed: a package to require. A missing submodule
     (``pkg._speedups``) is the library's own compiled extension, which ``--requires`` cannot bring."""
     return [m for m in re.findall(r"No module named '([\w.]+)'", message) if "." not in m]
+
+
+_MISSING_FILE = re.compile(r"FileNotFoundError|No such file or directory")
+# A path in a failure's message: one folder at least, quoted or not.
+_PATH = re.compile(r"""(?:^|[\s'"(:=])(/?[\w.-]+(?:/[\w.-]+)+)""")
+MISSING_FILE = (
+    "missing a file the source distribution does not ship (build from a checkout with --from to keep them)"
+)
+
+
+def left_out_summary(
+    label: str,
+    runs: Sequence[SuiteRun],
+    left_out: Sequence[str],
+    given: Sequence[str],
+    needs: Declared = NOTHING,
+    tree: Path | None = None,
+) -> str:
+    """The baseline's line: the tests green, and those left out grouped by why (a missing plugin, a
+    missing module, a file the sdist lacks, a flake, a plain failure), and the patterns --deselect gave.
+    ``tree``: the library's folder, where a path a failure names is looked for."""
+    green = frozenset.intersection(*(run.passed() for run in runs)) if runs else frozenset()
+    groups: dict[str, int] = {}
+    examples: dict[str, str] = {}
+    for nodeid in left_out:
+        outcomes = {o.outcome for run in runs for o in run.outcomes if o.nodeid == nodeid}
+        message = "\n".join(run.message(nodeid) for run in runs)
+        why = _why_left_out(outcomes, message, needs)
+        if why == "failing" and tree is not None and (missing := absent_path(message, tree)):
+            why = MISSING_FILE
+            examples.setdefault(why, missing)
+        elif why == MISSING_FILE and tree is not None and (missing := absent_path(message, tree)):
+            examples.setdefault(why, missing)
+        groups[why] = groups.get(why, 0) + 1
+    parts = [
+        f"{n} {why}" + (f", e.g. {examples[why]}" if why in examples else "")
+        for why, n in sorted(groups.items(), key=lambda item: (-item[1], item[0]))
+    ]
+    text = f"{label}: {plural(len(green), 'test')} green, {len(left_out)} left out"
+    text += f": {'; '.join(parts)}" if parts else ""
+    if given:
+        text += f" (and what --deselect's {plural(len(given), 'pattern')} left out from the start)"
+    return text
+
+
+def absent_path(message: str, tree: Path) -> str:
+    """The first path a failure's message names inside ``tree`` (relative to it, or absolute under it)
+    that does not exist there: a fixture file the source distribution left out; "" when none."""
+    root = tree.resolve()
+    for found in _PATH.findall(message):
+        path = Path(found)
+        if path.is_absolute():
+            try:
+                relative = path.relative_to(root)
+            except ValueError:
+                continue
+        elif (root / path.parts[0]).exists():
+            relative = path
+        else:
+            continue
+        if not (root / relative).exists():
+            return relative.as_posix()
+    return ""
+
+
+def _why_left_out(outcomes: set[str], message: str, needs: Declared) -> str:
+    if "passed" in outcomes:
+        return "flaky (passed in one run, failed in the other)"
+    if plugins := missing_plugins([message]):
+        return f"missing {', '.join(plugins)} (a pytest plugin: add it to --requires)"
+    if modules := _missing_modules(message):
+        names = ", ".join(dict.fromkeys(distribution_for(m, needs)[0] for m in modules))
+        return f"missing {names} (not installed: add it to --requires)"
+    if _MISSING_FILE.search(message):
+        return MISSING_FILE
+    return "failing"

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from coderefine.bench.advice import (
     has_tests,
+    left_out_summary,
     next_changed,
     no_source_change,
     no_tests,
@@ -27,6 +28,9 @@ from coderefine.bench.advice import (
     plugins_left_out,
 )
 from coderefine.bench.builder import Builder, Progress, library_modules
+from coderefine.bench.contain import end_marked, marked
+from coderefine.bench.counts import by_kind, plural, shapes, shortfall_message
+from coderefine.bench.declared import NOTHING, Declared, declared
 from coderefine.bench.disguise import disguise_tree
 from coderefine.bench.library import (
     SuiteRun,
@@ -46,6 +50,7 @@ from coderefine.signals.warm import WarmPytest, top_level_names
 
 __all__ = ["Progress", "Source", "make_suite"]
 
+TEMP = "tmp"  # the build's temporary folder, removed before the suite is renamed into place
 LOOK_AHEAD = 3  # later releases downloaded to find a pair that changes the code
 
 
@@ -89,10 +94,16 @@ def make_suite(
         raise UsageError(f"{out} exists; remove it or choose another -o")
     out.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    # What the library's tests write to a temporary folder stays in the build's, and goes with it; what
+    # they start is ended with the build, even a process that left their process group.
+    env = marked(environ, building / TEMP)
     try:
-        built = _build(source, building, runner, environ, tasks, seed, progress)
+        built = _build(source, building, runner, env, tasks, seed, progress)
+        end_marked(env)
+        shutil.rmtree(building / TEMP, ignore_errors=True)
         building.rename(out)
     except BaseException:
+        end_marked(env)
         shutil.rmtree(building, ignore_errors=True)
         raise
     return built
@@ -121,6 +132,8 @@ def _build(
         own = source.path / ".venv" / "bin" / "python"
         python = str(own.resolve()) if own.exists() else sys.executable
         stored_python = python
+        # A checkout runs with its own environment: what it declares only names the packages in advice.
+        needs = declared(tree)
         name, version = source.path.resolve().name, "local"
     else:
         name, _, version = source.requirement.partition("==")
@@ -132,8 +145,17 @@ def _build(
         tree = _fetch(wanted, folder, "source", runner, label)
         if source.upgrade_to:
             _fetch(source.requirement, folder, "old", runner, label)
-        progress(f"{label}: installing its test dependencies ({', '.join(source.requires)})")
-        python = make_venv(folder / "venv", source.requires, runner, label)
+        if not has_tests(tree):  # said before a minute of installing what it needs
+            raise UsageError(no_tests(label))
+        needs = declared(tree, name)
+        if needs.requirements():
+            given = ", ".join(source.requires)
+            progress(f"{label}: installing {needs.describe()}, then --requires ({given})")
+        else:
+            progress(f"{label}: installing its test dependencies ({', '.join(source.requires)})")
+        python = make_venv(
+            folder / "venv", source.requires, runner, label, needs.runtime, needs.test, progress
+        )
         stored_python = str(Path(python).relative_to(folder))
     pin_pytest_root(tree)
     if not has_tests(tree):
@@ -146,8 +168,10 @@ def _build(
         progress(f"{label}: disguised ({', '.join(f'{k} {v}' for k, v in disguised.items())})")
         label = f"{label} (disguised)"
     progress(f"{label}: running its tests twice for the baseline")
-    deselect, baseline = _baseline(python, tree, runner, environ, label, source.deselect)
-    progress(f"{label}: {len(baseline.passed())} tests green, {len(deselect)} left out (failing or flaky)")
+    deselect, runs = _baseline(python, tree, runner, environ, label, source.deselect, needs)
+    baseline = runs[-1]
+    failing = deselect[len(source.deselect) :]
+    progress(left_out_summary(label, runs, failing, source.deselect, needs, tree))
     if plugins := plugins_left_out(label, baseline, deselect):
         progress(plugins)
     progress(f"{label}: finding the lines each test runs")
@@ -179,18 +203,25 @@ def _build(
                 raise UsageError(f"{label}: {built.reason()}")
         else:
             found = builder.tasks(name, count)
+            made = sum(1 for task in found if task.kind in ("bug", "feature"))
+            if short := shortfall_message(label, count, made, builder.shortfalls):
+                progress(short)
     finally:
         if warm is not None:
             warm.close()
     info = SuiteInfo(folder, name, version, python, deselect)
     found, left_out = scorable(found, info, runner, environ)
     if left_out:
-        progress(f"{label}: {len(left_out)} tasks left out, their correct code fails the scoring run")
+        verb = "fails" if len(left_out) == 1 else "fail"
+        progress(
+            f"{label}: {plural(len(left_out), 'task')} left out: correct code that {verb} the scoring run"
+        )
     library = {
         "name": name,
         "version": version,
         "licence": source.licence,
         "requires": list(source.requires),
+        "declared": list(needs.requirements()) if source.path is None else [],
         "python": stored_python,
         "deselect": list(deselect),
         "deselect_given": list(source.deselect),
@@ -202,7 +233,9 @@ def _build(
         "left_out": left_out,
     }
     write_suite(folder, library, found)
-    progress(f"{label}: {tasks_by_shape(found)}")
+    progress(f"{label}: {by_kind(found)}")
+    if shaped := shapes(found):
+        progress(f"{label}: shapes: {shaped}")
     return found
 
 
@@ -246,15 +279,6 @@ def _python_files(tree: Path) -> list[str]:
     return [path.relative_to(tree).as_posix() for path in tree.rglob("*.py")]
 
 
-def tasks_by_shape(tasks: Sequence[LibraryTask]) -> str:
-    """``"3 tasks (2 one-file, 1 multi-file)"``: a suite's size as make-suite reports it."""
-    kinds: dict[str, int] = {}
-    for task in tasks:
-        kinds[task.shape] = kinds.get(task.shape, 0) + 1
-    shapes = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-    return f"{len(tasks)} task{'s' if len(tasks) != 1 else ''} ({shapes})"
-
-
 def _baseline(
     python: str,
     tree: Path,
@@ -262,18 +286,19 @@ def _baseline(
     environ: Mapping[str, str],
     label: str,
     skip: Sequence[str] = (),
-) -> tuple[tuple[str, ...], SuiteRun]:
-    """The tests left out (``skip``, and those that failed or flaked) and the second clean run."""
+    needs: Declared = NOTHING,
+) -> tuple[tuple[str, ...], tuple[SuiteRun, SuiteRun]]:
+    """The tests left out (``skip``, and those that failed or flaked) and the two clean runs."""
     first = run_suite(python, tree, runner, environ, deselect=skip)
     second = run_suite(python, tree, runner, environ, deselect=skip)
     if not (first.finished and second.finished) or not (first.passed() & second.passed()):
-        message = not_green(label, [first, second])
+        message = not_green(label, [first, second], needs)
         if "disguised" in label:
             message += "; the disguise may have broken it: build without --disguise"
         raise UsageError(message)
     good = first.passed() & second.passed()
     seen = {o.nodeid for o in first.outcomes + second.outcomes if o.outcome != "skipped"}
-    return (*skip, *sorted(seen - good - set(skip))), second
+    return (*skip, *sorted(seen - good - set(skip))), (first, second)
 
 
 def _later_change(

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
+from coderefine.bench.counts import Shortfall, plural
 from coderefine.bench.intents import STRENGTHS, bug_intent, clean_twins
 from coderefine.bench.library import Coverage, SuiteRun, run_suite
 from coderefine.bench.mutate import FunctionInfo, Site, apply, function_text, remove_body, sites
@@ -68,6 +69,9 @@ class Builder:
         self.runner, self.environ, self.deselect = runner, environ, deselect
         self.rng, self.progress = rng, progress
         self.ruff = find_ruff()
+        # Why a family has fewer tasks than asked for, said when the suite is built (``tasks``).
+        self._why_short = {"bug": "", "feature": ""}
+        self.shortfalls: tuple[Shortfall, ...] = ()
 
     def modules(self) -> list[str]:
         return library_modules(self.tree, self.label)
@@ -134,8 +138,19 @@ class Builder:
         found: list[LibraryTask] = []
         for number, (path, site, run) in enumerate(bugs[:split]):
             found.append(self.bug_task(name, len(found), texts[path], path, [site], run, number))
-        for path, site, run, other in self.pairs(bugs[split:], bugs[:split]):
+        paired = self.pairs(bugs[split:], bugs[:split])
+        for path, site, run, other in paired:
             found.append(self.bug_task(name, len(found), texts[path], path, [site, other], run, len(found)))
+        if len(bugs) - split > len(paired):
+            unpaired = len(bugs) - split - len(paired)
+            self._why_short["bug"] += (
+                f"; {plural(unpaired, 'mutant')} for two-bug tasks had no second one in another function of "
+                "its module"
+            )
+        self.shortfalls = (
+            Shortfall("bug", singles + multi, split + len(paired), self._why_short["bug"].lstrip("; ")),
+            Shortfall("feature", features, len(feature_tasks), self._why_short["feature"]),
+        )
         for path, info, text, run in feature_tasks:
             found.append(self.feature_task(name, len(found), texts[path], text, path, info, run))
         found += clean_twins(found, count)
@@ -164,6 +179,7 @@ class Builder:
         seen: set[tuple[str, frozenset[str]]] = set()
         per_function: dict[tuple[str, str], int] = {}
         tried = 0
+        dropped = {"lint": 0, "unnoticed": 0, "duplicate": 0, "hung": 0}
         for path, site in order:
             if len(kept) >= want or tried >= want * 6:
                 break
@@ -173,14 +189,18 @@ class Builder:
             tried += 1
             mutated = site.apply(texts[path])
             if not _compiles(mutated) or self.ruff_codes(path, mutated) != clean_codes[path]:
+                dropped["lint"] += 1
                 continue
             run = self.failing(path, mutated)
             if run is None or not run.failed() or (path, run.failed()) in seen:
+                dropped["hung" if run is None else "duplicate" if run.failed() else "unnoticed"] += 1
                 continue
             seen.add((path, run.failed()))
             per_function[key] = per_function.get(key, 0) + 1
             kept.append((path, site, run))
             self.progress(f"{self.label}: mutant {len(kept)}/{want} ({site.operator} in {site.function})")
+        if len(kept) < want:
+            self._why_short["bug"] = _mutants_short(len(order), tried, want, dropped)
         return kept
 
     def pairs(
@@ -217,15 +237,24 @@ class Builder:
         ]
         self.rng.shuffle(candidates)
         kept: list[tuple[str, FunctionInfo, str, SuiteRun]] = []
+        tried = 0
         for path, info in candidates:
             if len(kept) >= want:
                 break
+            tried += 1
             text = remove_body(texts[path], info.qualname)
             run = self.failing(path, text)
             if run is None or not run.failed():
                 continue
             kept.append((path, info, text, run))
             self.progress(f"{self.label}: feature {len(kept)}/{want} ({info.qualname})")
+        if len(kept) < want:
+            missed = tried - len(kept)
+            unnoticed = f"; no test noticed the removed body of {missed}" if missed else ""
+            self._why_short["feature"] = (
+                f"only {plural(len(candidates), 'function')} with a docstring and two statements or more "
+                f"that the tests run{unnoticed}"
+            )
         return kept
 
     def functions(self, path: str, text: str) -> dict[str, FunctionInfo]:
@@ -301,6 +330,23 @@ def _changed_function(text: str, info: FunctionInfo, chosen: Sequence[Site]) -> 
     own = apply(text, [s for s in chosen if s.function == info.qualname])
     delta = len(own.splitlines()) - len(text.splitlines())
     return function_text(own, replace(info, end_line=info.end_line + delta))
+
+
+def _mutants_short(sites: int, tried: int, want: int, dropped: Mapping[str, int]) -> str:
+    """Why fewer mutants than wanted were kept: too little code, or too few that a test notices."""
+    start = (
+        f"stopped after {plural(tried, 'candidate')} ({want} wanted, six tries each)"
+        if tried >= want * 6
+        else f"not enough mutable code: {plural(sites, 'mutation site')} on lines the tests run, at most "
+        f"{MAX_PER_FUNCTION} per function, {tried} tried"
+    )
+    why = [
+        f"{dropped['unnoticed']} no test noticed",
+        f"{dropped['duplicate']} failed the same tests as one kept",
+        f"{dropped['lint']} did not compile or ruff flagged",
+        f"{dropped['hung']} made the run hang",
+    ]
+    return f"{start}: {', '.join(w for w in why if not w.startswith('0 '))}"
 
 
 def _compiles(text: str) -> bool:

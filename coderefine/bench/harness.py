@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from coderefine.bench.contain import end_marked, marked
 from coderefine.bench.result import TaskResult, lines_changed, round_note
 from coderefine.bench.review_run import run_review_task
 from coderefine.bench.score import score
@@ -90,8 +91,25 @@ def run_task(
     clock: Callable[[], float] = time.monotonic,
 ) -> TaskResult:
     # The loop's and the review's test runs, and the scoring, all see hypothesis without chance or
-    # deadlines: a busy machine must not change what a model is shown or how a task scores.
-    environ = stable_environ(environ)
+    # deadlines: a busy machine must not change what a model is shown or how a task scores. Their
+    # temporary files go to a folder of the pair's own, and what their tests start ends with the pair.
+    with tempfile.TemporaryDirectory(prefix="coderefine-bench-temp-") as temp:
+        env = marked(stable_environ(environ), Path(temp))
+        try:
+            return _run_task(task, strategy, model, settings, runner, env, clock)
+        finally:
+            end_marked(env)
+
+
+def _run_task(
+    task: BenchTask,
+    strategy: Strategy,
+    model: Model,
+    settings: Settings,
+    runner: Runner,
+    environ: Mapping[str, str],
+    clock: Callable[[], float],
+) -> TaskResult:
     if task.kind in REVIEW_KINDS:
         return _review_result(task, strategy, model, settings, runner, environ, clock)
     start = clock()
@@ -303,19 +321,26 @@ def run_bench(
                     continue
             pending.append((task, strategy, entry))
 
+    # A pair's end is told by the worker that ran it, before it starts another: with one job, a pair's
+    # result comes before the next pair's start; the lock keeps each event's line whole.
+    told = threading.Lock()
+
     def work(item: tuple[BenchTask, Strategy, Path | None]) -> TaskResult:
         task, strategy, _ = item
         if on_start:
-            on_start(task, strategy)
-        return run_task(task, strategy, model_for(task, strategy), settings, runner, environ)
+            with told:
+                on_start(task, strategy)
+        result = run_task(task, strategy, model_for(task, strategy), settings, runner, environ)
+        if on_result:
+            with told:
+                on_result(result, False)
+        return result
 
     for (_, _, entry), result in _run_all(pending, work, jobs, runner):
         if entry is not None and not result.error:
             entry.parent.mkdir(parents=True, exist_ok=True)
             entry.write_text(json.dumps(dataclasses.asdict(result)))
         results.append(result)
-        if on_result:
-            on_result(result, False)
     order = {s.name: i for i, s in enumerate(strategies)}
     return sorted(results, key=lambda r: (order.get(r.strategy, 99), _task_number(r.task_id), r.task_id))
 

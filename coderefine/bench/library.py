@@ -17,11 +17,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coderefine.bench.contain import end_marked, marked
+from coderefine.bench.pip_failure import install_failure
 from coderefine.bench.pypi import sdist_from_index
 from coderefine.bench.pytest_config import selection_addopts
 from coderefine.bench.stable import stable_environ
 from coderefine.errors import ToolError, UsageError
-from coderefine.project.runner import Runner
+from coderefine.project.runner import Completed, Runner
 from coderefine.signals.pytest import PLUGIN, PLUGIN_DIR
 from coderefine.signals.warm import WarmPytest
 
@@ -132,9 +134,10 @@ def download_sdist(
             # pip could not install the build back end to prepare the metadata; the archive itself
             # needs no build: take it from PyPI's JSON API, checked by its sha256.
             return fetch_sdist(name, version, folder)
+        reason = install_failure(done.err + "\n" + done.out, [requirement]) if done.code else ""
         raise UsageError(
-            f"{requirement}: pip download of its source distribution failed ({tail or 'no archive'}); "
-            "check the name and version, and that the package index can be reached"
+            f"{requirement}: pip download of its source distribution failed: "
+            + (reason or f"no archive ({tail or 'pip said nothing'})")
         )
     return archives[0]
 
@@ -167,25 +170,62 @@ def _check_members(names: Sequence[str], label: str) -> None:
             raise UsageError(f"{label}: the archive holds an unsafe path {name!r}")
 
 
-def make_venv(folder: Path, requirements: Sequence[str], runner: Runner, label: str) -> str:
-    """A venv at ``folder`` with the test requirements installed; returns its interpreter."""
+def make_venv(
+    folder: Path,
+    requirements: Sequence[str],
+    runner: Runner,
+    label: str,
+    declared: Sequence[str] = (),
+    optional: Sequence[str] = (),
+    warn: Callable[[str], None] = lambda message: None,
+) -> str:
+    """A venv at ``folder`` with the library's ``declared`` dependencies, its test extra's
+    (``optional``) and the test ``requirements`` (``--requires``) installed together, so that pip
+    resolves them as one set; returns its interpreter. When that fails and the test extra was in it, the
+    rest is installed without it (a test extra may hold a tool this Python cannot have), and ``warn``
+    says why."""
     try:
-        done = runner.run([sys.executable, "-m", "venv", str(folder)], cwd=folder.parent, timeout=PIP_TIMEOUT)
-        if done.code != 0:
-            raise UsageError(f"{label}: cannot create a venv: {done.err.strip()[-300:]}")
+        made = runner.run([sys.executable, "-m", "venv", str(folder)], cwd=folder.parent, timeout=PIP_TIMEOUT)
+        if made.code != 0:
+            raise UsageError(f"{label}: cannot create a venv: {made.err.strip()[-300:]}")
         python = str(folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
-        if requirements:
-            argv = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements]
-            done = runner.run(argv, cwd=folder.parent, timeout=PIP_TIMEOUT)
-            if done.code != 0:
-                tail = " ".join(done.err.strip().splitlines()[-3:])[:400]
-                raise UsageError(
-                    f"{label}: cannot install its test dependencies ({', '.join(requirements)}): {tail}; "
-                    "check that the package index can be reached"
-                )
+        every = [*declared, *optional]
+        done = _pip_install(python, [*every, *requirements], runner, folder)
+        if done is not None and done.code != 0 and optional:
+            first = _install_error(label, every, requirements, done.err + "\n" + done.out)
+            done = _pip_install(python, [*declared, *requirements], runner, folder)
+            if done is None or done.code == 0:
+                warn(f"{first}; installed without its test extra ({', '.join(optional)})")
+                return python
+            every = list(declared)
+        if done is not None and done.code != 0:
+            raise UsageError(_install_error(label, every, requirements, done.err + "\n" + done.out))
     except ToolError as exc:
         raise UsageError(f"{label}: cannot set up its venv ({exc})") from exc
     return python
+
+
+def _pip_install(python: str, wanted: Sequence[str], runner: Runner, folder: Path) -> Completed | None:
+    """``pip install`` of ``wanted`` (each once) into the venv of ``python``; None when there is none."""
+    wanted = list(dict.fromkeys(wanted))
+    if not wanted:
+        return None
+    argv = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *wanted]
+    return runner.run(argv, cwd=folder.parent, timeout=PIP_TIMEOUT)
+
+
+def _install_error(label: str, declared: Sequence[str], requires: Sequence[str], output: str) -> str:
+    reason = install_failure(output, [*declared, *requires])
+    failed = reason.partition(":")[0]
+    if failed in declared and failed not in requires:
+        origin = "one of the dependencies the library declares"
+    elif failed in requires:
+        origin = "from --requires"
+    else:
+        origin = ""
+    named = ", ".join(dict.fromkeys([*declared, *requires]))
+    where = f" ({origin})" if origin else ""
+    return f"{label}: cannot install what its tests need ({named}): {reason}{where}"
 
 
 def run_suite(
@@ -232,6 +272,8 @@ def run_suite(
                 done = runner.run([python, "-m", "pytest", *args], cwd=tree, timeout=timeout, env=env)
         except ToolError as exc:
             return SuiteRun(_outcomes(report), False, str(exc), _collect_errors(report))
+        finally:
+            end_marked(env)
         outcomes, errors = _outcomes(report), _collect_errors(report)
     finished = done.code in (0, 1) and bool(outcomes)
     return SuiteRun(outcomes, finished, done.out[-2000:] + done.err[-2000:], errors)
@@ -262,7 +304,10 @@ def covered_lines(
         argv += selection_addopts(tree)
         argv += deselect_args(tree, deselect)
         try:
-            runner.run(argv, cwd=tree, timeout=SUITE_TIMEOUT * 5, env=env)
+            try:
+                runner.run(argv, cwd=tree, timeout=SUITE_TIMEOUT * 5, env=env)
+            finally:
+                end_marked(env)
             data = json.loads(lines.read_text("utf-8"))
             return Coverage(
                 tuple(data["tests"]),
@@ -280,7 +325,8 @@ def _env(tree: Path, report: Path, environ: Mapping[str, str], test_timeout: flo
     env = {k: v for k, v in environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     paths = [str(PLUGIN_DIR), str(tree)] + ([str(tree / "src")] if (tree / "src").is_dir() else [])
     # Every run the bench starts has hypothesis derandomized and without deadlines (``stable.py``).
-    env = stable_environ({**env, "PYTHONPATH": os.pathsep.join(paths)})
+    # A mark of the run's own, so that what its tests start in a session of their own is ended with it.
+    env = marked(stable_environ({**env, "PYTHONPATH": os.pathsep.join(paths)}))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTEST_CODEREFINE_REPORT"] = str(report)
     env["PYTEST_CODEREFINE_TIMEOUT"] = f"{test_timeout:g}"

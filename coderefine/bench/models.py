@@ -57,7 +57,7 @@ class OracleModel:
         """The line, in the file the task starts from, where ``wrong`` first differs from ``right``: where
         a real critic points, so that a reviser shown only part of a large module sees it."""
         start = self._start_text(path)
-        at = start.find(wrong) if start else -1
+        at = self._occurrence(start, wrong) if start else -1
         if at < 0:
             return 1
         first = start.count("\n", 0, at) + 1
@@ -72,9 +72,31 @@ class OracleModel:
         them to be unique in the file, as a reviser shown a window of a long function would write them;
         the whole function when the file is not known."""
         start = self._start_text(path)
+        if start and start.count(wrong) > 1:
+            # The same text twice (a method of two classes, one with its call dropped): a reviser
+            # quotes the lines around it until its SEARCH names one place.
+            return [_widened(start, self._occurrence(start, wrong), wrong, right)]
         if not start or start.count(wrong) != 1:
             return [(wrong, right)]
         return _hunks(wrong, right, start)
+
+    def _occurrence(self, start: str, wrong: str) -> int:
+        """Where ``wrong`` is in ``start`` (-1 when it is not): of several places, the one holding the
+        task's line, else the nearest to it."""
+        places, at = [], start.find(wrong)
+        while at >= 0:
+            places.append(at)
+            at = start.find(wrong, at + 1)
+        if len(places) < 2:
+            return places[0] if places else -1
+        line = int(getattr(self._task, "line", 0) or 0)
+
+        def distance(at: int) -> int:
+            first = start.count("\n", 0, at) + 1
+            last = first + wrong.count("\n")
+            return 0 if first <= line <= last else min(abs(line - first), abs(line - last))
+
+        return min(places, key=distance)
 
     @property
     def name(self) -> str:
@@ -180,6 +202,20 @@ def _hunks(wrong: str, right: str, start: str) -> list[tuple[str, str]]:
         else:
             windows.append(window)
     return [("".join(old[a1:a2]), "".join(new[b1:b2])) for a1, a2, b1, b2 in windows]
+
+
+def _widened(start: str, at: int, wrong: str, right: str) -> tuple[str, str]:
+    """``(wrong, right)`` with as many of the lines around ``start``'s place ``at`` as make the
+    SEARCH text match there alone."""
+    before = start[:at].splitlines(keepends=True)
+    after = start[at + len(wrong) :].splitlines(keepends=True)
+    count = 1
+    while count <= max(len(before), len(after)):
+        pre, post = "".join(before[-count:]), "".join(after[:count])
+        if _matches(start, pre + wrong + post) == 1:
+            return pre + wrong + post, pre + right + post
+        count *= 2
+    return wrong, right
 
 
 def _matches(text: str, search: str) -> int:

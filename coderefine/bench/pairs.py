@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from coderefine.bench.counts import plural
 from coderefine.errors import UsageError
 
 TABLE_FILE = "pairs.md"
@@ -50,7 +51,7 @@ def try_pairs(
             if missing and index + 1 < len(pairs):
                 progress(
                     f"stopped: two pairs in a row lack {missing} for their tests; run again with "
-                    f"--requires {missing} (the {len(pairs) - index - 1} pairs left were not tried)"
+                    f"--requires {missing} ({_left(len(pairs) - index - 1)})"
                 )
                 why = f"not tried: the pairs before lack {missing} (--requires)"
                 results += [PairResult(o, n, 0, why, tried=False) for o, n in pairs[index + 1 :]]
@@ -74,7 +75,7 @@ def share(results: Sequence[PairResult]) -> str:
     total = sum(r.tasks for r in tried)
     untried = len(results) - len(tried)
     rest = f"; {untried} not tried" if untried else ""
-    return f"{good} of {len(tried)} pairs gave tasks ({percent}%), {total} tasks{rest}"
+    return f"{good} of {len(tried)} pairs gave tasks ({percent}%), {plural(total, 'task')}{rest}"
 
 
 def table(name: str, results: Sequence[PairResult]) -> str:
@@ -100,3 +101,7 @@ def _same_missing(last: Sequence[PairResult]) -> str:
 def _own(message: str, label: str) -> str:
     """``message`` without the pair's own label in front: the table's row already names it."""
     return message.removeprefix(f"{label}: ")
+
+
+def _left(count: int) -> str:
+    return "the pair left was not tried" if count == 1 else f"the {count} pairs left were not tried"

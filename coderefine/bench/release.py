@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coderefine.bench.builder import SLOW_RETRY, Builder
+from coderefine.bench.counts import plural
 from coderefine.bench.library import SUITE_TIMEOUT, TEST_TIMEOUT, SuiteRun, run_suite
 from coderefine.bench.pieces import split_change
 from coderefine.bench.release_intent import changed_definitions, release_intent
@@ -72,9 +73,9 @@ class ReleaseBuild:
         if self.left_out:
             parts.append("too large to be a task even split by function: " + "; ".join(self.left_out))
         if self.unnoticed:
-            parts.append(f"{self.unnoticed} changes put back alone failed no test")
+            parts.append(f"{plural(self.unnoticed, 'change')} put back alone failed no test")
         detail = "; ".join(parts) or "no change that its tests reach"
-        return f"{self.fail_to_pass} fail-to-pass tests, but no task: {detail}"
+        return f"{plural(self.fail_to_pass, 'fail-to-pass test')}, but no task: {detail}"
 
 
 def changed_modules(old_tree: Path, tree: Path, modules: Sequence[str]) -> dict[str, tuple[str, str]]:
@@ -116,7 +117,8 @@ def release_tasks(
     # its tests fail too.
     fail_to_pass = green - old_run.passed()
     pass_to_pass = green & old_run.passed()
-    builder.progress(f"{label}: {len(fail_to_pass)} fail-to-pass tests, {len(pass_to_pass)} pass-to-pass")
+    counted = plural(len(fail_to_pass), "fail-to-pass test")
+    builder.progress(f"{label}: {counted}, {len(pass_to_pass)} pass-to-pass")
     candidates, left_out = _candidates(builder, changed, fail_to_pass)
     found: list[LibraryTask] = []
     unnoticed = 0
@@ -177,7 +179,7 @@ def _candidates(
         pieces, unreached = split_change(builder.coverage, changed, change.files, change.tests)
         kept = 0
         for piece in pieces:
-            tests = f"{len(piece.tests)} fail-to-pass tests"
+            tests = plural(len(piece.tests), "fail-to-pass test")
             if len(piece.files) > MAX_FILES or piece.size > MAX_LINES:
                 left_out.append(f"{piece.describe()}: {piece.size} lines, {tests}")
             elif not all(_compiles(text) for text in piece.starts.values()):
@@ -187,11 +189,12 @@ def _candidates(
                 kept += 1
         if unreached:
             left_out.append(
-                f"{', '.join(change.files)}: {len(unreached)} fail-to-pass tests run no changed definition"
+                f"{', '.join(change.files)}: {plural(len(unreached), 'fail-to-pass test')} "
+                f"{'runs' if len(unreached) == 1 else 'run'} no changed definition"
             )
         builder.progress(
             f"{label}: {', '.join(change.files)}: {size} lines changed, too large for one task: split by "
-            f"function into {len(pieces)} pieces, {kept} within the limits"
+            f"function into {plural(len(pieces), 'piece')}, {kept} within the limits"
         )
     return found, left_out
 

@@ -16,7 +16,7 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "a folder made by 'coderefine bench make-suite'). A task's project holds the changed library and "
         "its visible tests (the signal); the whole test suite, hidden from model and signals, scores "
         "the result. Results are cached per task, strategy and model, so an interrupted run resumes. "
-        "--model oracle (must score 100%%) and --model do-nothing (must score 0%%) check the harness "
+        "--model oracle (must score 100%) and --model do-nothing (must score 0%) check the harness "
         "itself, offline.",
         epilog="strategies: one-shot, self-refine, coderefine, coderefine-retry, coderefine-r1, "
         "coderefine-r2, signals-only, review (runs the suites' review tasks through coderefine review);\n"
@@ -87,7 +87,16 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     make_suite.add_argument("requirement", nargs="?", metavar="NAME==VERSION")  # NAME alone: see below
     make_suite.add_argument("--from", dest="from_path", metavar="PATH", help="a local checkout with tests")
-    make_suite.add_argument("--tasks", type=int, default=60, metavar="N", help="tasks to make (default 60)")
+    make_suite.add_argument(
+        "--tasks",
+        type=int,
+        default=60,
+        metavar="N",
+        help="bug and feature tasks to make (default 60); added beyond them: clean twins of bug tasks "
+        "(up to N/6), review pairs (N/8, each a review and a review-clean task) and feature-tests tasks "
+        "(up to N/6), so a suite holds up to about 1.6 times N. Fewer is said with why (not enough code "
+        "to mutate, few functions with a docstring, ...). With --upgrade-to: at most N release tasks",
+    )
     make_suite.add_argument("--seed", type=int, default=0, metavar="N", help="the seed (default 0)")
     make_suite.add_argument(
         "--disguise",
@@ -99,7 +108,8 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--requires",
         metavar="LIST",
         default="pytest",
-        help="comma-separated test dependencies for the venv (default: pytest)",
+        help="comma-separated test dependencies the library does not declare (default: pytest); what it "
+        "declares (its dependencies, and its test, tests or testing extra) is installed with them",
     )
     make_suite.add_argument(
         "--deselect",

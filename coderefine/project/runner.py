@@ -45,7 +45,7 @@ class Runner(Protocol):
 
 
 class SubprocessRunner:
-    """The real runner: ``subprocess.Popen`` in a new session, killed as a group on timeout.
+    """The real runner: ``subprocess.Popen`` in a new session, its group killed when it ends or times out.
 
     It remembers the processes it is waiting for, so that an interrupt in another thread (Ctrl-C lands
     in the main thread, tests run in workers) can stop them all with ``kill_all``.
@@ -106,6 +106,10 @@ class SubprocessRunner:
         finally:
             with self._lock:
                 self._live.discard(proc)
+        # What the program started and left running (a test's server, a daemon that kept its group) ends
+        # with it: nothing coderefine runs is meant to outlive the call.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
         return Completed(
             argv=args,
             code=proc.returncode,

@@ -7,13 +7,16 @@ from pathlib import Path
 
 from coderefine.bench import library
 from coderefine.bench.advice import (
+    absent_path,
     has_tests,
+    left_out_summary,
     missing_plugins,
     next_changed,
     no_source_change,
     not_green,
     plugins_left_out,
 )
+from coderefine.bench.declared import Declared
 from coderefine.bench.library import SuiteRun
 
 
@@ -26,9 +29,18 @@ def test_a_suite_that_is_not_green_names_what_failed_and_the_option_that_fixes_i
     message = not_green("lib==1.0", [run, run])
     assert message.startswith("lib==1.0: its test suite does not run green on the clean code: ")
     assert "tests/test_speedups.py: ModuleNotFoundError: No module named 'lib._speedups'" in message
-    assert "try adding yaml to --requires" in message
+    # The distribution to install, not the import name.
+    assert "try adding PyYAML to --requires" in message
+    assert "PyYAML: the distribution of the module yaml" in message
     # A compiled extension of the library itself cannot be required: its test file is left out.
     assert "--deselect tests/test_speedups.py" in message and "--deselect tests/test_config.py" not in message
+
+
+def test_a_missing_module_the_library_declares_is_named_as_it_declares_it() -> None:
+    needs = Declared(extras={"pyyaml": ("PyYAML", "yaml")})
+    yaml = library.TestOutcome("tests/test_config.py", "error", "ModuleNotFoundError: No module named 'yaml'")
+    message = not_green("lib==1.0", [SuiteRun((), False, "1 error", (yaml,))], needs)
+    assert "try adding PyYAML to --requires" in message and "PyYAML: its 'yaml' extra declares it" in message
 
 
 def test_a_run_without_any_test_says_where_the_tests_may_be(tmp_path: Path) -> None:
@@ -102,3 +114,47 @@ def test_a_missing_pytest_plugin_is_named_by_the_fixture_or_async_test_that_need
         "--requires to keep them"
     )
     assert plugins_left_out("lib==1.0", run, ("tests/test_io.py::test_own",)) == ""
+
+
+def test_tests_left_out_are_grouped_by_why() -> None:
+    def run(*outcomes: tuple[str, str, str]) -> SuiteRun:
+        return SuiteRun(tuple(library.TestOutcome(*o) for o in outcomes), True)
+
+    green = ("t.py::ok", "passed", "")
+    first = run(
+        green,
+        ("t.py::mock", "failed", "fixture 'mocker' not found"),
+        ("t.py::data1", "failed", "FileNotFoundError: [Errno 2] No such file or directory: 'data/x.json'"),
+        ("t.py::data2", "failed", "FileNotFoundError: [Errno 2] No such file or directory: 'data/y.json'"),
+        ("t.py::yaml", "failed", "ModuleNotFoundError: No module named 'yaml'"),
+        ("t.py::flaky", "passed", ""),
+        ("t.py::red", "failed", "assert 1 == 2"),
+    )
+    kept = [(o.nodeid, o.outcome, o.message) for o in first.outcomes if o.nodeid != "t.py::flaky"]
+    second = run(*kept, ("t.py::flaky", "failed", "x"))
+    left = ["t.py::mock", "t.py::data1", "t.py::data2", "t.py::yaml", "t.py::flaky", "t.py::red"]
+    text = left_out_summary("lib", [first, second], left, ["tests/slow"])
+    assert text == (
+        "lib: 1 test green, 6 left out: 2 missing a file the source distribution does not ship (build from "
+        "a checkout with --from to keep them); "
+        "1 failing; 1 flaky (passed in one run, failed in the other); "
+        "1 missing PyYAML (not installed: add it to --requires); "
+        "1 missing pytest-mock (a pytest plugin: add it to --requires) "
+        "(and what --deselect's 1 pattern left out from the start)"
+    )
+    assert left_out_summary("lib", [run(green)], [], []) == "lib: 1 test green, 0 left out"
+
+
+def test_a_path_a_failure_names_that_the_sdist_lacks(tmp_path: Path) -> None:
+    (tmp_path / "lib" / "tests").mkdir(parents=True)
+    (tmp_path / "lib" / "tests" / "here.yaml").write_text("")
+    absent = "ValueError: Path does not exist: lib/tests/fixtures/good.yaml"
+    assert absent_path(absent, tmp_path) == "lib/tests/fixtures/good.yaml"
+    assert absent_path(f"cannot open '{tmp_path}/lib/data/x.json'", tmp_path) == "lib/data/x.json"
+    assert absent_path("lib/tests/here.yaml is wrong; see /etc/nothing/here", tmp_path) == ""
+    failing = SuiteRun((library.TestOutcome("t.py::a", "failed", absent),), True)
+    text = left_out_summary("lib", [failing, failing], ["t.py::a"], [], tree=tmp_path)
+    assert text.endswith(
+        "1 missing a file the source distribution does not ship (build from a checkout "
+        "with --from to keep them), e.g. lib/tests/fixtures/good.yaml"
+    )

@@ -7,12 +7,10 @@ import json
 import os
 import sys
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
 
-from coderefine.bench.build import Source, make_suite, tasks_by_shape
+from coderefine.bench.build import Source, make_suite
 from coderefine.bench.harness import run_bench
 from coderefine.bench.models import DoNothingModel, OracleModel
 from coderefine.bench.strategies import strategies
@@ -251,11 +249,3 @@ def test_an_existing_target_is_refused(tmp_path: Path) -> None:
     (tmp_path / "suite").mkdir()
     with pytest.raises(UsageError, match="exists"):
         make_suite(Source(path=tmp_path), tmp_path / "suite", SubprocessRunner(), ENV)
-
-
-def test_a_suite_size_is_counted_in_words_that_agree() -> None:
-    def of(*shapes: str) -> Any:
-        return [SimpleNamespace(shape=shape) for shape in shapes]
-
-    assert tasks_by_shape(of("one-file")) == "1 task (1 one-file)"
-    assert tasks_by_shape(of("one-file", "multi-file", "one-file")) == "3 tasks (1 multi-file, 2 one-file)"

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from coderefine.bench.library import Coverage, covered_lines, run_suite
+import pytest
+
+from coderefine.bench.library import Coverage, covered_lines, make_venv, run_suite
 from coderefine.bench.pytest_config import pin_pytest_root
-from coderefine.project.runner import SubprocessRunner
+from coderefine.errors import UsageError
+from coderefine.project.runner import Completed, SubprocessRunner
 from coderefine.signals.warm import WarmPytest
 
 ENV = {"PATH": os.environ["PATH"]}
@@ -128,3 +132,46 @@ def test_a_missing_fixture_is_the_failures_message(tmp_path: Path) -> None:
     run = run_suite(sys.executable, tmp_path, SubprocessRunner(), ENV)
     [outcome] = run.outcomes
     assert (outcome.outcome, outcome.message) == ("failed", "fixture 'no_such_fixture' not found")
+
+
+class Pip:
+    """pip that fails to install any list holding one of ``missing``; records what it was asked."""
+
+    def __init__(self, *missing: str) -> None:
+        self.missing = missing
+        self.asked: list[list[str]] = []
+
+    def run(self, argv: Sequence[str], *, cwd: Path, timeout: float | None = None, **_: object) -> Completed:
+        if "install" not in argv:
+            return Completed(tuple(argv), 0, "", "")
+        wanted = list(argv[argv.index("--disable-pip-version-check") + 1 :])
+        self.asked.append(wanted)
+        bad = next((m for m in self.missing if m in wanted), "")
+        err = f"ERROR: No matching distribution found for {bad}\n" if bad else ""
+        return Completed(tuple(argv), 1 if bad else 0, "", err)
+
+
+def test_declared_dependencies_are_installed_with_requires_in_one_set(tmp_path: Path) -> None:
+    pip = Pip()
+    make_venv(tmp_path / "venv", ["pytest"], pip, "lib==1", ["attrs"], ["hypothesis"])
+    assert pip.asked == [["attrs", "hypothesis", "pytest"]]
+
+
+def test_a_test_extra_that_does_not_install_is_left_out_and_said(tmp_path: Path) -> None:
+    pip, said = Pip("nosuchtool"), []
+    make_venv(tmp_path / "venv", ["pytest"], pip, "lib==1", ["attrs"], ["nosuchtool"], said.append)
+    assert pip.asked == [["attrs", "nosuchtool", "pytest"], ["attrs", "pytest"]]
+    assert said and "nosuchtool: the package index has no distribution of that name" in said[0]
+    assert said[0].endswith("installed without its test extra (nosuchtool)")
+
+
+def test_a_declared_dependency_that_does_not_install_is_named(tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as error:
+        make_venv(tmp_path / "venv", ["pytest"], Pip("yaml"), "lib==1", ["yaml"])
+    assert str(error.value) == (
+        "lib==1: cannot install what its tests need (yaml, pytest): yaml: the package index has no "
+        "distribution of that name; the module yaml is installed by the distribution PyYAML (one of the "
+        "dependencies the library declares)"
+    )
+    with pytest.raises(UsageError, match=r"\(from --requires\)$"):
+        make_venv(tmp_path / "venv", ["yaml"], Pip("yaml"), "lib==1")

@@ -145,3 +145,30 @@ def test_pieces_count_overlapping_matches_as_an_edit_block_does() -> None:
         assert len(hits) == 1, (search, text)
         text = text.replace(search, replace, 1)
     assert text == start.replace(wrong, right, 1)
+
+
+def test_a_function_whose_text_is_twice_in_the_file_is_fixed_where_the_task_is() -> None:
+    """yamale 6.0.0: a dropped call in one class's __init__ left it the same as another's."""
+    same = "    def __init__(self):\n        pass\n"
+    clean = "class A:\n" + same + "\n\nclass B:\n    def __init__(self):\n        setup()\n        pass\n"
+
+    @dataclass(frozen=True)
+    class Twice(FakeTask):
+        line: int = 7
+
+        def oracle_edits(self) -> list[tuple[str, str]]:
+            return [(same, "    def __init__(self):\n        setup()\n        pass\n")]
+
+        def clean_module(self) -> str:
+            return clean
+
+        def start_text(self, text: str) -> str:
+            return text.replace("        setup()\n", "")
+
+    start = Twice().start_text(clean)
+    reply = OracleModel(Twice()).complete(
+        ModelRequest("reviser", (Block("reviser"),), (Message.user(start),), 1000)
+    )
+    assert "<<<<<<< SEARCH\nclass B:\n    def __init__(self):\n        pass\n=======\n" in reply.text
+    critique = OracleModel(Twice()).complete(critic_request(start)).tool_input
+    assert critique is not None and critique["issues"][0]["line"] >= 6

@@ -75,3 +75,14 @@ def test_a_build_back_end_that_does_not_install_is_no_reason_to_give_up(tmp_path
     # Any other failure (no such version) is reported as before, with pip's words.
     with pytest.raises(UsageError, match="No matching distribution"):
         download_sdist("lib==9.9", tmp_path, FailingPip("ERROR: No matching distribution"), fetch)
+
+
+def test_a_version_the_index_does_not_have_is_said_as_such(tmp_path: Path) -> None:
+    said = (
+        "ERROR: Could not find a version that satisfies the requirement lib==9.9 (from versions: 1.0, 1.2)\n"
+        "ERROR: No matching distribution found for lib==9.9\n"
+    )
+    with pytest.raises(UsageError) as error:
+        download_sdist("lib==9.9", tmp_path, FailingPip(said), lambda n, v, f: f)
+    assert "lib==9.9: no release matches it on the package index (it has 1.0, 1.2)" in str(error.value)
+    assert "can be reached" not in str(error.value)

@@ -398,7 +398,7 @@ def test_a_release_without_tasks_says_why_without_contradicting_itself() -> None
     large = ReleaseBuild([], 96, 40, 2, ("lib/core.py (`render`): 296 lines, 96 fail-to-pass tests",), 1)
     reason = large.reason()
     assert reason.startswith("96 fail-to-pass tests, but no task: too large to be a task even split")
-    assert "`render`): 296 lines, 96 fail-to-pass tests" in reason and "1 changes put back alone" in reason
+    assert "`render`): 296 lines, 96 fail-to-pass tests" in reason and "1 change put back alone" in reason
 
 
 def test_an_interrupted_sweep_still_writes_the_table_of_the_pairs_it_tried(

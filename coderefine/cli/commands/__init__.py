@@ -32,7 +32,9 @@ def settings_flags(args: argparse.Namespace) -> dict[str, object]:
 
 
 def warn(message: str) -> None:
-    print(f"coderefine: {message}", file=sys.stderr)
+    # One write of the whole line: two threads' messages never run together on one line.
+    sys.stderr.write(f"coderefine: {message}\n")
+    sys.stderr.flush()
 
 
 def recover(journal: Any) -> None:

@@ -59,7 +59,13 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 
         shard = share(args.shard, tasks, chosen, meta)
         meta["shard"] = shard.meta()
-    total = shard.total if shard else len(tasks) * len(chosen)
+    from coderefine.bench.shard import pairs_of
+
+    # A strategy runs only the tasks of its family (review tasks go through `coderefine review`): the
+    # count is of the pairs that run, and the tasks no chosen strategy runs are said before any starts.
+    total = len(shard.pairs) if shard else len(pairs_of(tasks, chosen))
+    for note in _unrun(tasks, chosen):
+        warn(note)
     done = 0
 
     def starting(task: Any, strategy: Any) -> None:
@@ -68,7 +74,7 @@ def command_bench(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     def report(result: Any, cached: bool) -> None:
         nonlocal done
         done += 1
-        state = "fixed" if result.fixed else ("error: " + result.error if result.error else "not fixed")
+        state = outcome_word(result)
         note = (
             " (cached)"
             if cached
@@ -125,8 +131,9 @@ def load_bench_tasks(
             built, differing = library_suite(library, out_dir / "suites", runner, environ, warn)
             tasks += built
             if differing:
+                were = "task was" if len(differing) == 1 else "tasks were"
                 notes.append(
-                    f"{library.label}: {len(differing)} tasks were built differently from the "
+                    f"{library.label}: {len(differing)} {were} built differently from the "
                     "manifest (another pytest or ruff version?); the figures are not comparable with "
                     "published ones"
                 )
@@ -306,7 +313,50 @@ def _make_release_suites(
 
 
 def _summary(tasks: Sequence[Any], folder: str, out: TextIO) -> None:
-    from coderefine.bench.build import tasks_by_shape
+    from coderefine.bench.counts import by_kind, shapes
+    from coderefine.bench.suite import REVIEW_KINDS
 
-    out.write(f"wrote {folder}: {tasks_by_shape(tasks)}\n")
-    out.write(f"run it:  coderefine bench --suite {folder} --strategies one-shot,coderefine\n")
+    out.write(f"wrote {folder}: {by_kind(tasks)}\n")
+    if shaped := shapes(tasks):
+        out.write(f"shapes: {shaped}\n")
+    # Review tasks run with the review strategy only: a hint without it would leave them out unsaid.
+    reviews = any(task.kind in REVIEW_KINDS for task in tasks)
+    strategies = "one-shot,coderefine,review" if reviews else "one-shot,coderefine"
+    out.write(f"run it:  coderefine bench --suite {folder} --strategies {strategies}\n")
+
+
+def _unrun(tasks: Sequence[Any], chosen: Sequence[Any]) -> list[str]:
+    """What the chosen strategies leave out: review tasks without the review strategy, and the other
+    tasks when review is the only one."""
+    from coderefine.bench.counts import plural
+    from coderefine.bench.suite import REVIEW_KINDS
+
+    reviews = sum(1 for task in tasks if task.kind in REVIEW_KINDS)
+    others = len(tasks) - reviews
+    notes = []
+    if reviews and not any(s.review for s in chosen):
+        notes.append(
+            f"{plural(reviews, 'review task')} (review and review-clean) not run: run them with "
+            "--strategies review (they run through coderefine review, not the fix loop)"
+        )
+    if others and all(s.review for s in chosen):
+        notes.append(f"{plural(others, 'task')} not run: the review strategy runs only the review tasks")
+    return notes
+
+
+def outcome_word(result: Any) -> str:
+    """A pair's outcome in its family's words: correct code left correct is "kept (correct)", not
+    "fixed"; a review task is caught or missed; a review of a clean change raised a false alarm or none."""
+    from coderefine.bench.counts import plural
+
+    if result.error:
+        return f"error: {result.error}"
+    if result.kind == "clean":
+        if not result.passed_after:
+            return "broken (correct code now fails)"
+        return "changed, still correct" if result.changed else "kept (correct)"
+    if result.kind == "review":
+        return "caught" if result.caught else "missed"
+    if result.kind == "review-clean":
+        return plural(result.false_alarms, "false alarm") if result.false_alarms else "no false alarm"
+    return "fixed" if result.fixed else "not fixed"
