@@ -36,17 +36,19 @@ def end_marked(environ: Mapping[str, str], proc: Path = PROC) -> int:
     if not value or not proc.is_dir():
         return 0
     entry = f"{MARK}={value}".encode()
-    ended = 0
-    # Twice: a process may have started another while the first pass ended it.
+    ended: set[int] = set()
+    # Twice: a process may have started another while the first pass ended it. A process already sent
+    # SIGKILL can still be listed in the second pass (the signal is delivered asynchronously), so it is
+    # counted once.
     for _ in range(2):
-        found = [pid for pid in _pids(proc) if entry in _environ(proc / str(pid))]
+        found = [pid for pid in _pids(proc) if pid not in ended and entry in _environ(proc / str(pid))]
         for pid in found:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-                ended += 1
+                ended.add(pid)
         if not found:
             break
-    return ended
+    return len(ended)
 
 
 def _pids(proc: Path) -> list[int]:
