@@ -179,10 +179,11 @@ def _header_end(module: ast.Module) -> int:
 def view_of(path: str, text: str, focus: Iterable[int], threshold: int, tight: bool = False) -> FileView:
     """``text`` whole when it has at most ``threshold`` lines (0: always whole) or nothing to focus
     on; else the focused excerpts and an outline of the definitions they leave out. ``tight``: excerpts
-    even when they would cover most of the file (a request that must fit a small context)."""
+    even when they would cover most of the file or nothing is in focus (a request that must fit its view
+    budget: then the header and the outline)."""
     total = text.count("\n") + (0 if text.endswith("\n") else 1)
     wanted = sorted(n for n in set(focus) if 1 <= n <= total)
-    if threshold <= 0 or total <= threshold or not wanted:
+    if threshold <= 0 or total <= threshold or not (wanted or tight):
         return FileView(path, text)
     try:
         module = ast.parse(text)
@@ -207,7 +208,8 @@ def view_of(path: str, text: str, focus: Iterable[int], threshold: int, tight: b
         and (d.name in {c for f in focused.values() for c in f.calls} or names & d.calls)
     ]
     spans.extend((d.start, d.end) for d in neighbours[:MAX_NEIGHBOURS])
-    spans.append((1, _header_end(module)))
+    # The header, at least the first line: a view with nothing to focus on is its header and outline.
+    spans.append((1, max(1, _header_end(module))))
     excerpts = _merge((max(a, 1), min(b, total)) for a, b in spans if min(b, total) >= max(a, 1))
     if not tight and sum(b - a + 1 for a, b in excerpts) > total * MOSTLY:
         return FileView(path, text)  # a change all over the file: excerpts would cost more than it

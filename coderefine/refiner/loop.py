@@ -72,6 +72,8 @@ def refine(
     )
     texts = dict(run.original)
     initial = current = run.evaluate(texts, 0)
+    # When tests fail, where they point decides what every request of the run shows first.
+    run.localize(texts, initial)
     whole = [f.path for f in change.files if f.kind == "whole"]
     run.prompts.context = preexisting(initial.comparison, whole)
 
@@ -267,6 +269,7 @@ def review(
     )
     texts = dict(run.original)
     current = run.evaluate(texts, 0)
+    run.localize(texts, current)
     try:
         critique = run.critique(texts, current, 1)
     except (BudgetExceededError, CritiqueError) as exc:

@@ -20,9 +20,10 @@ from coderefine.project.redact import Redactor
 from coderefine.refiner.context import FileView, fit_views, named_spans, unseen_note, views_for
 from coderefine.refiner.critique import Critique, CritiqueError, parse_critique
 from coderefine.refiner.ledger import Ledger
+from coderefine.refiner.localize import Localization, localize
 from coderefine.refiner.prompting import EDIT_RETRY, MAX_ECHO, PromptBuilder, excerpt, prompt_text
 from coderefine.refiner.spec import CHARS_PER_TOKEN, SpecSource, project_reader
-from coderefine.signals.base import Comparison, touched_lines
+from coderefine.signals.base import Comparison, Signal, touched_lines
 from coderefine.signals.evaluate import Evaluation
 from coderefine.signals.test_source import TestSources
 
@@ -118,7 +119,9 @@ class Session:
             "max_output_tokens" in settings.sources,
             signal_tokens + spec_tokens,
         )
-        self._view_chars = fitted * CHARS_PER_TOKEN if fitted is not None else None
+        # The smaller of what the window leaves and the view budget (``view-tokens``; 0: the window's).
+        sizes = [t for t in (fitted, settings.view_tokens or None) if t is not None]
+        self._view_chars = min(sizes) * CHARS_PER_TOKEN if sizes else None
         limit = prompt_limit(models, settings.max_output_tokens, "max_output_tokens" in settings.sources)
         # A tenth less than four characters a token: a request of diffs and tracebacks counted 7,324
         # tokens in Qwen's tokenizer where len/4 said 7,168.
@@ -129,6 +132,9 @@ class Session:
         self.before = {f.path: f.before.text for f in change.files if f.before is not None}
         self.shown: dict[str, FileView] = {}
         self._ready = False
+        self._read = read_project or project_reader(change.root, {})
+        # Where the failing tests point (``localize``): None until tests fail and their calls are known.
+        self.localization: Localization | None = None
 
     def _spec_source(
         self,
@@ -150,6 +156,28 @@ class Session:
         under_review = [f.path for f in self.change.files]
         return SpecSource(TestSources(reader, exclude=under_review), tokens * CHARS_PER_TOKEN, tests)
 
+    def localize(self, texts: Mapping[str, str], evaluation: Evaluation) -> Localization | None:
+        """Once per run, when the change's tests fail: run the failing tests' files again, recording
+        the functions each test calls, and rank the definitions by how strongly the failing tests
+        point at them (``localize.py``). The price is one more run of those test files, with a profile
+        hook, and only when tests fail; an evaluator that cannot record calls gives no ranking."""
+        files = sorted(
+            {s.code.split("::")[0] for s in evaluation.comparison.introduced if _is_test_failure(s)}
+        )
+        record = getattr(self.evaluator, "test_calls", None)
+        if self.localization is not None or not files or not callable(record):
+            return self.localization
+        self.progress.phase("signals", 0, self.ledger.tokens())
+        start = self.ledger.clock()
+        runs = record(texts, files)
+        self.ledger.time("signals", start, "localize: the failing tests' calls")
+        self.localization = localize(runs, self._read, list(texts), texts)
+        self.prompts.localization = self.localization
+        return self.localization
+
+    def _located(self, texts: Mapping[str, str]) -> dict[str, frozenset[int]]:
+        return self.localization.lines(texts) if self.localization is not None else {}
+
     def views(
         self, texts: Mapping[str, str], comparison: Comparison, diff: str | None = None
     ) -> dict[str, FileView]:
@@ -167,7 +195,12 @@ class Session:
             for p, t in texts.items()
             if p in self.original and t != self.original[p]
         }
-        views = views_for(texts, self.before, comparison.introduced, self.settings.context_lines, rewritten)
+        # The definitions the failing tests point at are shown whole, beside the change's own lines.
+        located = self._located(texts)
+        focused: dict[str, Iterable[int]] = {
+            p: set(rewritten.get(p, ())) | located.get(p, frozenset()) for p in texts
+        }
+        views = views_for(texts, self.before, comparison.introduced, self.settings.context_lines, focused)
         spec = self.prompts.spec
         partial = {p: t for p, t in texts.items() if not views[p].whole}
         if spec is not None and partial:
@@ -175,7 +208,7 @@ class Session:
             # are the spec, the code they exercise is what must change, wherever the traceback ends. A
             # file shown whole stays whole: focusing it on those definitions would hide the helpers
             # they reach, which the tests' text does not name.
-            focus = dict(rewritten)
+            focus = {p: frozenset(lines) for p, lines in focused.items()}
             for path, lines in spec.focus(partial, comparison.introduced).items():
                 focus[path] = focus.get(path, frozenset()) | lines
             views.update(
@@ -212,7 +245,11 @@ class Session:
             return views
         spec = self.prompts.spec
         # The author of a run without signals has nothing but the given tests to focus on.
-        called = spec.focus(texts, comparison.introduced, given=True) if spec is not None else {}
+        called: dict[str, Iterable[int]] = dict(
+            spec.focus(texts, comparison.introduced, given=True) if spec is not None else {}
+        )
+        for path, lines in self._located(texts).items():
+            called[path] = set(called.get(path, ())) | lines
         return fit_views(views, texts, self.before, comparison.introduced, rewritten, called, budget)
 
     def call(self, request: ModelRequest, round_number: int) -> ModelReply:
@@ -344,6 +381,10 @@ class Session:
             return ""
         spans = [excerpt(v, span) for v in self.shown.values() for span in named_spans(v, reply)]
         return "\n\n" + note + ("\n\n" + "\n\n".join(spans) if spans else "")
+
+
+def _is_test_failure(signal: Signal) -> bool:
+    return signal.source == "pytest" and not signal.code.startswith("collect:")
 
 
 def _why(reply: ModelReply) -> str:

@@ -2,7 +2,9 @@
 
 It writes one JSON line per event to the file named by PYTEST_CODEREFINE_REPORT as soon as the event
 happens, so that a run that hangs or kills its own process still tells which tests finished and which
-one was running. It also bounds each test phase by PYTEST_CODEREFINE_TIMEOUT seconds with SIGALRM.
+one was running. It also bounds each test phase by PYTEST_CODEREFINE_TIMEOUT seconds with SIGALRM. With
+PYTEST_CODEREFINE_CALLS set, it also writes which functions of the project each test called (a "calls"
+event per test: file and first line of each code object), for fault localization.
 This file must import nothing but pytest and the standard library: the project's interpreter may not
 have coderefine installed.
 """
@@ -15,6 +17,7 @@ import posixpath
 import re
 import reprlib
 import signal
+import sys
 import tempfile
 import threading
 import types
@@ -42,6 +45,53 @@ _PYTEST_TEMP = re.compile(re.escape(_TEMP) + r"/pytest-of-[^/\s]+/pytest-\d+/")
 _SCRATCH = re.compile(re.escape(_TEMP) + r"/[^/\s'\"]+")
 
 
+# The functions each test calls (PYTEST_CODEREFINE_CALLS): a profile hook sees calls, not lines, so it
+# costs a fraction of a line trace, and it is only on in the one run that asks for it.
+_CALLED: set[tuple[str, int]] = set()
+# code object -> (its file relative to the run's folder, its first line), or None: not the project's
+_CODES: dict[Any, Any] = {}
+_HERE = ""
+
+
+def _code_key(code: Any) -> Any:
+    path = os.path.realpath(code.co_filename)
+    if not path.startswith(_HERE):
+        return None
+    relative = path[len(_HERE) :].replace(os.sep, "/")
+    if "site-packages/" in relative or relative.startswith("."):
+        return None  # a virtual environment inside the project is no code of its own
+    return (relative, code.co_firstlineno)
+
+
+def _profile(frame: Any, event: str, arg: Any) -> None:
+    if event != "call":
+        return
+    code = frame.f_code
+    try:
+        key = _CODES[code]
+    except KeyError:
+        key = _CODES[code] = _code_key(code)
+    if key is not None:
+        _CALLED.add(key)
+
+
+def _start_calls() -> None:
+    global _HERE
+    if not os.environ.get("PYTEST_CODEREFINE_CALLS"):
+        return
+    _HERE = os.path.realpath(os.getcwd()) + os.sep
+    sys.setprofile(_profile)
+    threading.setprofile(_profile)
+
+
+def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
+    if not _HERE:
+        return
+    called = sorted(_CALLED)
+    _CALLED.clear()
+    _write({"event": "calls", "nodeid": _rebased(nodeid), "called": [list(key) for key in called]})
+
+
 class TestTimeoutError(BaseException):
     """Raised inside a test that ran past its time limit. A BaseException, so that the code under test
     cannot swallow it with ``except Exception`` and loop on (pytest still reports the test as failed)."""
@@ -67,6 +117,7 @@ def pytest_configure(config: Any) -> None:
             if len(found) > 1 and found not in _ROOTS:
                 _ROOTS.append(found)
     _ROOTS.sort(key=len, reverse=True)
+    _start_calls()
 
 
 def _below(root: str, invoked: str) -> str:
@@ -265,6 +316,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
 
 
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
+    _CALLED.clear()  # what collection and the tests before called is not this test's
     file = _file_of(nodeid, location[0])
     _write({"event": "start", "nodeid": _rebased(nodeid), "file": file, "line": location[1]})
 
