@@ -265,7 +265,41 @@ def fit_views(
     candidates = [views, views_for(texts, before, weighty, 1, focus, tight=True)]
     candidates.append(views_for(texts, before, weighty, 1, own, tight=True))
     fitting = [c for c in candidates if size(c) <= budget_chars]
-    return fitting[0] if fitting else min(candidates, key=size)
+    chosen = fitting[0] if fitting else min(candidates, key=size)
+    return filled(chosen, budget_chars - size(chosen))
+
+
+def filled(views: Mapping[str, FileView], room: int) -> dict[str, FileView]:
+    """``views`` where a file with nothing in focus (its header and outline alone: no change, signal or
+    failing test points into it) also shows its first definitions, whole and in order, as far as
+    ``room`` characters go: a review against the intent alone still reads code, not only signatures."""
+    result = dict(views)
+    for path, view in views.items():
+        if view.whole or len(view.excerpts) != 1 or view.excerpts[0][0] != 1 or room <= 0:
+            continue
+        try:
+            module = ast.parse(view.text)
+        except (SyntaxError, ValueError):
+            continue
+        lines = source_lines(view.text)
+        end = view.excerpts[0][1]
+        for node in module.body:
+            last = node.end_lineno or node.lineno
+            if last <= end:
+                continue
+            cost = sum(len(line) for line in lines[end:last])
+            if cost > room:
+                break
+            room -= cost
+            end = last
+        if end > view.excerpts[0][1]:
+            grown = FileView(path, view.text, ((1, end),))
+            hidden = [d for d in _definitions(module) if not grown.shows(d.start, d.end)]
+            outline = "\n".join(f"{d.start}: {d.signature}" for d in hidden)
+            result[path] = (
+                FileView(path, view.text, ((1, end),), outline) if hidden else FileView(path, view.text)
+            )
+    return result
 
 
 # What a model writing edits in each format must take from a file shown in part.
