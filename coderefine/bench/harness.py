@@ -189,6 +189,7 @@ def run_task(
         reruns=before.reran + after.reran,
         flaky=before.flaky or after.flaky,
         edit_format=result.edit_format if result else "",
+        asks=result.asks if result else 0,
         round_notes=tuple(
             round_note(r.number, r.outcome, r.note)
             for r in (result.rounds if result else ())

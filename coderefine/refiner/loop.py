@@ -311,4 +311,5 @@ def _result(
         critique=critique,
         charges=run.ledger.charges(),
         edit_format=run.edit_format,
+        asks=run.asks,
     )

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from coderefine.edits.blocks import EXAMPLE_PATH
 from coderefine.models.base import Block, Message, ModelRequest
+from coderefine.refiner.asks import HOW_TO_ASK
 from coderefine.refiner.context import PARTIAL_RULE, FileView, Span, view_of
 from coderefine.refiner.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL, Critique
 from coderefine.refiner.localize import Localization
@@ -189,6 +190,11 @@ def issue_excerpts(views: Mapping[str, FileView], critique: Critique) -> str:
     return "Lines the critique refers to that are not shown above:\n\n" + "\n\n".join(dict.fromkeys(parts))
 
 
+def _asks_note(views: Mapping[str, FileView] | None) -> str:
+    """How to ask for code not shown, when some file is shown in part."""
+    return HOW_TO_ASK if any(not v.whole for v in (views or {}).values()) else ""
+
+
 def whole_note(whole: Sequence[str], views: Mapping[str, FileView]) -> str:
     """What the critic is told of the files under review whole (no version before the change): all of
     each file is under review; and of one shown in part, which parts are shown and how to see more."""
@@ -355,6 +361,7 @@ class PromptBuilder:
             "localization": self._localization(),
             "spec": self._spec(files, comparison.introduced),
             "files": "Files you may edit: " + ", ".join(files),
+            "asks": _asks_note(views),
         }
         return self._request("reviser", files, sections, force=False, views=views)
 
@@ -375,6 +382,7 @@ class PromptBuilder:
             "localization": self._localization(),
             "spec": self._spec(files, failing, given=True),
             "files": "Files you may edit: " + ", ".join(files),
+            "asks": _asks_note(views),
         }
         return self._request("author", files, sections, force=False, views=views)
 

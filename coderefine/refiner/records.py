@@ -66,6 +66,7 @@ class RefineResult:
     charges: tuple[ModelCharge, ...] = ()
     edit_format: str = "search-replace"  # how the author and reviser wrote edits (edits/formats.py)
     spans: tuple[Span, ...] = ()  # the loop's phases as they happened (--timings)
+    asks: int = 0  # answers that asked to see definitions not shown, and were shown them (asks.py)
 
     @property
     def changed(self) -> bool:

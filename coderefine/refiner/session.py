@@ -17,6 +17,7 @@ from coderefine.models.roles import role_specs
 from coderefine.models.windows import DIFF_ALLOWANCE, FLOOR, prompt_limit, signal_budget, view_budget
 from coderefine.project.change import Change
 from coderefine.project.redact import Redactor
+from coderefine.refiner.asks import MAX_ASKS, answer, asks_in
 from coderefine.refiner.context import FileView, fit_views, named_spans, unseen_note, views_for
 from coderefine.refiner.critique import Critique, CritiqueError, parse_critique
 from coderefine.refiner.ledger import Ledger
@@ -31,6 +32,7 @@ from coderefine.signals.test_source import TestSources
 # failed answer only when this much of it fits (less says nothing the error does not).
 MIN_FEEDBACK = 600
 MIN_ECHO = 400
+ASK_CHARS = 8_000  # what the definitions a model asked for may take when no view budget is known
 
 
 class Evaluates(Protocol):
@@ -132,6 +134,7 @@ class Session:
         self.before = {f.path: f.before.text for f in change.files if f.before is not None}
         self.shown: dict[str, FileView] = {}
         self._ready = False
+        self.asks = 0  # answers that asked to see definitions, and were shown them (asks.py)
         self._read = read_project or project_reader(change.root, {})
         # Where the failing tests point (``localize``): None until tests fail and their calls are known.
         self.localization: Localization | None = None
@@ -306,9 +309,15 @@ class Session:
     def edit(
         self, request: ModelRequest, texts: Mapping[str, str], round_number: int
     ) -> tuple[dict[str, str], tuple[str, ...]]:
-        """Ask for edit blocks, apply and gate them; once more with the exact error if that fails."""
+        """Ask for edit blocks, apply and gate them; once more with the exact error if that fails. An
+        answer that only asks to see definitions (``asks.py``) is answered with them first."""
+        asks = MAX_ASKS
         for attempt in (1, 2):
             reply = self.call(request, round_number)
+            while asks and asks_in(reply.text):
+                asks -= 1
+                request = self._answer(request, reply.text, texts)
+                reply = self.call(request, round_number)
             start = self.ledger.clock()
             try:
                 return self._apply(reply.text, texts, cut_off=reply.stop_reason == "max_tokens")
@@ -321,6 +330,15 @@ class Session:
             finally:
                 self.ledger.time("gate", start)
         raise AssertionError("unreachable")
+
+    def _answer(self, request: ModelRequest, reply_text: str, texts: Mapping[str, str]) -> ModelRequest:
+        """``request`` continued with the model's asks and the definitions they name, within the view
+        budget (or 8,000 characters when no budget is known)."""
+        self.asks += 1
+        budget = self._view_chars or ASK_CHARS
+        shown = answer(asks_in(reply_text), self.shown, texts, budget, excerpt)
+        messages = (*request.messages, Message.assistant(reply_text), Message.user(shown))
+        return dataclasses.replace(request, messages=messages)
 
     def _retry(self, request: ModelRequest, reply_text: str, template: str, feedback: str) -> ModelRequest:
         """The retry of ``request``, within the smallest known context of the models: what is wrong comes
