@@ -312,4 +312,6 @@ def _result(
         charges=run.ledger.charges(),
         edit_format=run.edit_format,
         asks=run.asks,
+        largest_call=run.ledger.largest_call,
+        first_shown=run.first_shown or {},
     )

@@ -135,6 +135,8 @@ class Session:
         self.shown: dict[str, FileView] = {}
         self._ready = False
         self.asks = 0  # answers that asked to see definitions, and were shown them (asks.py)
+        # What the first request showed of each file (excerpts; () for whole): the bench's `localized`.
+        self.first_shown: dict[str, tuple[tuple[int, int], ...]] | None = None
         self._read = read_project or project_reader(change.root, {})
         # Where the failing tests point (``localize``): None until tests fail and their calls are known.
         self.localization: Localization | None = None
@@ -258,6 +260,9 @@ class Session:
     def call(self, request: ModelRequest, round_number: int) -> ModelReply:
         """One model call: within the budget, with secrets redacted out and restored in the answer."""
         self.ledger.allow(request)
+        if self.first_shown is None:
+            views = {p: self.shown.get(p) for p in self.original}
+            self.first_shown = {p: v.excerpts if v is not None else () for p, v in views.items()}
         self.progress.phase(request.role, round_number, self.ledger.tokens())
         if not self._ready:
             # The first call waits for the SDK's import and client (begun in the background at the
