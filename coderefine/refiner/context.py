@@ -176,13 +176,22 @@ def _header_end(module: ast.Module) -> int:
     return min(end, HEADER_LINES)
 
 
-def view_of(path: str, text: str, focus: Iterable[int], threshold: int, tight: bool = False) -> FileView:
+def view_of(
+    path: str,
+    text: str,
+    focus: Iterable[int],
+    threshold: int,
+    tight: bool = False,
+    plain: Iterable[int] = (),
+) -> FileView:
     """``text`` whole when it has at most ``threshold`` lines (0: always whole) or nothing to focus
     on; else the focused excerpts and an outline of the definitions they leave out. ``tight``: excerpts
     even when they would cover most of the file or nothing is in focus (a request that must fit its view
-    budget: then the header and the outline)."""
+    budget: then the header and the outline). ``plain``: lines whose definitions are shown whole without
+    their callers and callees (where the failing tests point: each is a candidate, not a change)."""
     total = text.count("\n") + (0 if text.endswith("\n") else 1)
-    wanted = sorted(n for n in set(focus) if 1 <= n <= total)
+    alone = set(plain)
+    wanted = sorted(n for n in set(focus) | alone if 1 <= n <= total)
     if threshold <= 0 or total <= threshold or not (wanted or tight):
         return FileView(path, text)
     try:
@@ -197,7 +206,8 @@ def view_of(path: str, text: str, focus: Iterable[int], threshold: int, tight: b
         if definition is None or definition.end - definition.start >= LONG_DEFINITION:
             spans.append((line - WINDOW, line + WINDOW))
         else:
-            focused[f"{definition.start}"] = definition
+            if line not in alone:
+                focused[f"{definition.start}"] = definition
             spans.append((definition.start - SURROUND, definition.end + SURROUND))
     names = {d.name for d in focused.values()}
     neighbours = [
@@ -226,16 +236,17 @@ def views_for(
     threshold: int,
     extra: Mapping[str, Iterable[int]] | None = None,
     tight: bool = False,
+    plain: Mapping[str, Iterable[int]] | None = None,
 ) -> dict[str, FileView]:
     """A view of each file, focused on its changed lines, the lines signals point at, and ``extra``
-    (``tight``: see ``view_of``)."""
+    (``tight``, ``plain``: see ``view_of``)."""
     chosen = tuple(signals)
     views: dict[str, FileView] = {}
     for path, text in texts.items():
         focus = signal_lines(path, chosen) | set((extra or {}).get(path, ()))
         if path in before:
             focus |= changed_lines(before[path], text)
-        views[path] = view_of(path, text, focus, threshold, tight)
+        views[path] = view_of(path, text, focus, threshold, tight, (plain or {}).get(path, ()))
     return views
 
 

@@ -180,8 +180,10 @@ class Session:
         self.prompts.localization = self.localization
         return self.localization
 
-    def _located(self, texts: Mapping[str, str]) -> dict[str, frozenset[int]]:
-        return self.localization.lines(texts) if self.localization is not None else {}
+    def _located(self, texts: Mapping[str, str], comparison: Comparison) -> dict[str, frozenset[int]]:
+        """The lines of the definitions the failing tests point at, while tests still fail."""
+        failing = any(_is_test_failure(s) for s in comparison.introduced)
+        return self.localization.lines(texts) if self.localization is not None and failing else {}
 
     def views(
         self, texts: Mapping[str, str], comparison: Comparison, diff: str | None = None
@@ -200,12 +202,13 @@ class Session:
             for p, t in texts.items()
             if p in self.original and t != self.original[p]
         }
-        # The definitions the failing tests point at are shown whole, beside the change's own lines.
-        located = self._located(texts)
-        focused: dict[str, Iterable[int]] = {
-            p: set(rewritten.get(p, ())) | located.get(p, frozenset()) for p in texts
-        }
-        views = views_for(texts, self.before, comparison.introduced, self.settings.context_lines, focused)
+        # The definitions the failing tests point at are shown whole (without their neighbours: each is
+        # a candidate, not a change), beside the change's own lines, while tests fail.
+        located = self._located(texts, comparison)
+        focused: dict[str, Iterable[int]] = {p: set(rewritten.get(p, ())) for p in texts}
+        views = views_for(
+            texts, self.before, comparison.introduced, self.settings.context_lines, focused, plain=located
+        )
         spec = self.prompts.spec
         partial = {p: t for p, t in texts.items() if not views[p].whole}
         if spec is not None and partial:
@@ -217,7 +220,14 @@ class Session:
             for path, lines in spec.focus(partial, comparison.introduced).items():
                 focus[path] = focus.get(path, frozenset()) | lines
             views.update(
-                views_for(partial, self.before, comparison.introduced, self.settings.context_lines, focus)
+                views_for(
+                    partial,
+                    self.before,
+                    comparison.introduced,
+                    self.settings.context_lines,
+                    focus,
+                    plain=located,
+                )
             )
         # The critic's and the reviser's requests carry the intent and the diff beside the views.
         beside = len(self.intent) + len(_diff(self.before, texts) if diff is None else diff)
@@ -253,7 +263,7 @@ class Session:
         called: dict[str, Iterable[int]] = dict(
             spec.focus(texts, comparison.introduced, given=True) if spec is not None else {}
         )
-        for path, lines in self._located(texts).items():
+        for path, lines in self._located(texts, comparison).items():
             called[path] = set(called.get(path, ())) | lines
         return fit_views(views, texts, self.before, comparison.introduced, rewritten, called, budget)
 
