@@ -65,7 +65,10 @@ class PytestSignals:
         with tempfile.TemporaryDirectory(prefix="coderefine-pytest-") as scratch:
             report = Path(scratch) / "report.jsonl"
             argv = [part.replace("{python}", self._config.python) for part in self._config.command]
-            argv += ["-p", PLUGIN, "-p", "no:cacheprovider", "-q", "--tb=short", "-rN", *tests]
+            # A run for the calls needs each test's outcome, not its traceback: formatting 137 of them
+            # took longer than the tests.
+            tb = "--tb=no" if calls else "--tb=short"
+            argv += ["-p", PLUGIN, "-p", "no:cacheprovider", "-q", tb, "-rN", *tests]
             env = self._env(tree, report)
             if calls:
                 env["PYTEST_CODEREFINE_CALLS"] = "1"
