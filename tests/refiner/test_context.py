@@ -164,3 +164,17 @@ def test_a_file_nothing_points_into_shows_its_first_definitions_within_the_budge
     assert not view.whole and view.excerpts[0][0] == 1
     assert view.shown_chars <= 4_000
     assert "def step_0(" in view.excerpt_text(view.excerpts[0]) and "step_90(" in view.outline
+
+
+def test_lint_all_over_a_module_gives_way_to_the_error_within_the_budget() -> None:
+    lines = MODULE.splitlines()
+    starts = [n + 1 for n, line in enumerate(lines) if line.startswith("def step_")]
+    lint = [Signal("ruff", "m.py", n, n, "E501", "long line", "warning") for n in starts[::3]]
+    target = starts[51] + 5
+    error = Signal("pytest", "m.py", target, target, "t::x", "test failed", "error")
+    whole = {"m.py": FileView("m.py", MODULE)}
+    views = fit_views(whole, {"m.py": MODULE}, {}, [*lint, error], {}, {}, 6_000)
+    view = views["m.py"]
+    assert view.shows(target, target)
+    assert not view.shows(starts[0], starts[0] + 3) or not view.shows(starts[90], starts[90] + 3)
+    assert view.shown_chars <= 6_000
