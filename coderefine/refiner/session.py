@@ -124,6 +124,9 @@ class Session:
         # The smaller of what the window leaves and the view budget (``view-tokens``; 0: the window's).
         sizes = [t for t in (fitted, settings.view_tokens or None) if t is not None]
         self._view_chars = min(sizes) * CHARS_PER_TOKEN if sizes else None
+        # The author writes from the intent, with no critique to point it anywhere: only the window
+        # bounds its views (a one-shot shown excerpts of a module with two bugs missed the one it hid).
+        self._window_chars = fitted * CHARS_PER_TOKEN if fitted is not None else None
         limit = prompt_limit(models, settings.max_output_tokens, "max_output_tokens" in settings.sources)
         # A tenth less than four characters a token: a request of diffs and tracebacks counted 7,324
         # tokens in Qwen's tokenizer where len/4 said 7,168.
@@ -231,14 +234,18 @@ class Session:
             )
         # The critic's and the reviser's requests carry the intent and the diff beside the views.
         beside = len(self.intent) + len(_diff(self.before, texts) if diff is None else diff)
-        self.shown = self._fitted(views, texts, comparison, rewritten, beside)
+        self.shown = self._fitted(views, texts, comparison, rewritten, self._view_chars, beside)
         return self.shown
 
     def author_views(self, texts: Mapping[str, str], comparison: Comparison) -> dict[str, FileView] | None:
         """The author's views: None (every file whole), unless that would not fit the model's context
         (never in ``whole`` format, whose answer is every line of each file)."""
         whole = {p: FileView(p, t) for p, t in texts.items()}
-        fitted = whole if self.edit_format == "whole" else self._fitted(whole, texts, comparison, {})
+        fitted = (
+            whole
+            if self.edit_format == "whole"
+            else self._fitted(whole, texts, comparison, {}, self._window_chars)
+        )
         self.shown = fitted  # so that a retry says which parts the author was not shown
         return None if fitted == whole else fitted
 
@@ -248,14 +255,15 @@ class Session:
         texts: Mapping[str, str],
         comparison: Comparison,
         rewritten: Mapping[str, Iterable[int]],
+        chars: int | None,
         beside: int = 0,
     ) -> dict[str, FileView]:
-        """``views``, or excerpts that fit the smallest context of the models that read them, beside the
-        ``beside`` characters of intent and diff the request also holds."""
-        if self._view_chars is None:
+        """``views``, or excerpts that fit ``chars`` (the view budget, or the window alone; None: no
+        limit), beside the ``beside`` characters of intent and diff the request also holds."""
+        if chars is None:
             return views
         over = max(0, beside - DIFF_ALLOWANCE * CHARS_PER_TOKEN)
-        budget = max(FLOOR * CHARS_PER_TOKEN, self._view_chars - over)
+        budget = max(FLOOR * CHARS_PER_TOKEN, chars - over)
         if sum(v.shown_chars for v in views.values()) <= budget:
             return views
         spec = self.prompts.spec
