@@ -60,6 +60,9 @@ class Settings:
     output_tokens_per_minute: int = 0
     cache_max_entries: int = 2_000
     context_lines: int = 400
+    # What the files' views of a request may take, in tokens (0: only the model's window bounds them):
+    # sized for a one-bug fix, so a large window is no reason to send a large module whole.
+    view_tokens: int = 3_000
     # The signals section of a request, folded to about this many tokens (0: no limit); see prompting.py.
     signal_tokens: int = 1_500
     # The failing tests' source in a request, cut to about this many tokens (0: no limit); refiner/spec.py.
@@ -108,6 +111,7 @@ _MINIMUMS: dict[str, float] = {
     "output_tokens_per_minute": 0,
     "cache_max_entries": 10,
     "context_lines": 0,
+    "view_tokens": 0,
     "signal_tokens": 0,
     "spec_tokens": 0,
 }

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from coderefine.bench.contain import end_marked, marked
+from coderefine.bench.localized import bug_lines, localized, task_changes
 from coderefine.bench.result import TaskResult, lines_changed, round_note
 from coderefine.bench.review_run import run_review_task
 from coderefine.bench.score import score
@@ -207,6 +208,9 @@ def _run_task(
         reruns=before.reran + after.reran,
         flaky=before.flaky or after.flaky,
         edit_format=result.edit_format if result else "",
+        asks=result.asks if result else 0,
+        largest_call=result.largest_call if result else 0,
+        localized=localized(bug_lines(task_changes(task), originals), result.first_shown) if result else None,
         round_notes=tuple(
             round_note(r.number, r.outcome, r.note)
             for r in (result.rounds if result else ())

@@ -118,6 +118,7 @@ def markdown(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> str:
         for name, row in flaky.items():
             named = ", ".join(row["flaky_tasks"]) or "none"
             lines.append(f"| {name} | {row['reruns']} | {row['flaky']}: {named} |")
+    lines += _shown_rows(results)
     lines += _unfixed_rounds(results)
     pairs = comparisons(results)
     if pairs:
@@ -141,6 +142,27 @@ def markdown(results: Sequence[TaskResult], meta: Mapping[str, Any]) -> str:
             for who, spent in row.get("by_model", {}).items():
                 lines.append(f"| {name} | {who} | {int(spent['tokens']):,} | ${spent['cost']:.4f} |")
     return "\n".join(lines) + "\n"
+
+
+def _shown_rows(results: Sequence[TaskResult]) -> list[str]:
+    """Per strategy: how many first requests showed every line the task's bugs touch (``localized``),
+    the largest call, and the asks for code not shown."""
+    known = [r for r in results if r.localized is not None]
+    if not known:
+        return []
+    lines = ["", "What the first request showed (localized: every line the bugs touch was in it):", ""]
+    lines += ["| strategy | localized | largest call | asks |", "| --- | --- | --- | --- |"]
+    for name in dict.fromkeys(r.strategy for r in results):
+        rows = [r for r in results if r.strategy == name]
+        found = [r for r in rows if r.localized is not None]
+        shown = sum(1 for r in found if r.localized)
+        largest = max((r.largest_call for r in rows), default=0)
+        asks = sum(r.asks for r in rows)
+        lines.append(f"| {name} | {shown} of {len(found)} | {largest:,} | {asks} |")
+    missed = sorted({f"{r.task_id} ({r.strategy})" for r in known if not r.localized})
+    if missed:
+        lines += ["", "First requests that hid a line the bugs touch: " + ", ".join(missed)]
+    return lines
 
 
 def _unfixed_rounds(results: Sequence[TaskResult]) -> list[str]:

@@ -49,6 +49,10 @@ class TaskResult:
     # Each round that ended without a better version, as "N outcome: why" (the gate's or the edit's
     # first line): what a reader of a row of zeros needs to tell a wrong fix from an unusable reply.
     round_notes: tuple[str, ...] = ()
+    asks: int = 0  # answers that asked to see code not shown, and were shown it (refiner/asks.py)
+    largest_call: int = 0  # the most input tokens one call sent
+    # Whether the first request showed every line the task's bugs touch (None: not known; localized.py).
+    localized: bool | None = None
 
     @property
     def fixed(self) -> bool:

@@ -176,13 +176,23 @@ def _header_end(module: ast.Module) -> int:
     return min(end, HEADER_LINES)
 
 
-def view_of(path: str, text: str, focus: Iterable[int], threshold: int, tight: bool = False) -> FileView:
+def view_of(
+    path: str,
+    text: str,
+    focus: Iterable[int],
+    threshold: int,
+    tight: bool = False,
+    plain: Iterable[int] = (),
+) -> FileView:
     """``text`` whole when it has at most ``threshold`` lines (0: always whole) or nothing to focus
     on; else the focused excerpts and an outline of the definitions they leave out. ``tight``: excerpts
-    even when they would cover most of the file (a request that must fit a small context)."""
+    even when they would cover most of the file or nothing is in focus (a request that must fit its view
+    budget: then the header and the outline). ``plain``: lines whose definitions are shown whole without
+    their callers and callees (where the failing tests point: each is a candidate, not a change)."""
     total = text.count("\n") + (0 if text.endswith("\n") else 1)
-    wanted = sorted(n for n in set(focus) if 1 <= n <= total)
-    if threshold <= 0 or total <= threshold or not wanted:
+    alone = set(plain)
+    wanted = sorted(n for n in set(focus) | alone if 1 <= n <= total)
+    if threshold <= 0 or total <= threshold or not (wanted or tight):
         return FileView(path, text)
     try:
         module = ast.parse(text)
@@ -196,7 +206,8 @@ def view_of(path: str, text: str, focus: Iterable[int], threshold: int, tight: b
         if definition is None or definition.end - definition.start >= LONG_DEFINITION:
             spans.append((line - WINDOW, line + WINDOW))
         else:
-            focused[f"{definition.start}"] = definition
+            if line not in alone:
+                focused[f"{definition.start}"] = definition
             spans.append((definition.start - SURROUND, definition.end + SURROUND))
     names = {d.name for d in focused.values()}
     neighbours = [
@@ -207,7 +218,8 @@ def view_of(path: str, text: str, focus: Iterable[int], threshold: int, tight: b
         and (d.name in {c for f in focused.values() for c in f.calls} or names & d.calls)
     ]
     spans.extend((d.start, d.end) for d in neighbours[:MAX_NEIGHBOURS])
-    spans.append((1, _header_end(module)))
+    # The header, at least the first line: a view with nothing to focus on is its header and outline.
+    spans.append((1, max(1, _header_end(module))))
     excerpts = _merge((max(a, 1), min(b, total)) for a, b in spans if min(b, total) >= max(a, 1))
     if not tight and sum(b - a + 1 for a, b in excerpts) > total * MOSTLY:
         return FileView(path, text)  # a change all over the file: excerpts would cost more than it
@@ -224,16 +236,17 @@ def views_for(
     threshold: int,
     extra: Mapping[str, Iterable[int]] | None = None,
     tight: bool = False,
+    plain: Mapping[str, Iterable[int]] | None = None,
 ) -> dict[str, FileView]:
     """A view of each file, focused on its changed lines, the lines signals point at, and ``extra``
-    (``tight``: see ``view_of``)."""
+    (``tight``, ``plain``: see ``view_of``)."""
     chosen = tuple(signals)
     views: dict[str, FileView] = {}
     for path, text in texts.items():
         focus = signal_lines(path, chosen) | set((extra or {}).get(path, ()))
         if path in before:
             focus |= changed_lines(before[path], text)
-        views[path] = view_of(path, text, focus, threshold, tight)
+        views[path] = view_of(path, text, focus, threshold, tight, (plain or {}).get(path, ()))
     return views
 
 
@@ -248,8 +261,9 @@ def fit_views(
 ) -> dict[str, FileView]:
     """``views`` when they fit ``budget_chars``; else excerpts (even of a file under ``context-lines``,
     even covering most of it) around the changed and ``rewritten`` lines, the signals (not info) and the
-    definitions the failing tests call (``called``), else without those definitions; the smallest
-    when none fits. A small local model's 8k tokens refused a 900-line module sent whole."""
+    definitions the failing tests call (``called``), else without those definitions, else with only
+    the errors among the signals, else with none; the smallest when none fits. A small local model's
+    8k tokens refused a 900-line module sent whole."""
 
     def size(candidate: Mapping[str, FileView]) -> int:
         return sum(v.shown_chars for v in candidate.values())
@@ -262,8 +276,48 @@ def fit_views(
     weighty = [s for s in signals if s.severity != "info"]
     candidates = [views, views_for(texts, before, weighty, 1, focus, tight=True)]
     candidates.append(views_for(texts, before, weighty, 1, own, tight=True))
+    # Lint all over a module (a whole file's old warnings) can take the budget by itself: then only
+    # the errors (failing tests, syntax) focus the views, then nothing but the change and the tests'
+    # definitions. A release of more-itertools' 4,980-line more.py was sent at 11.6k tokens of views.
+    errors = [s for s in signals if s.severity == "error"]
+    candidates.append(views_for(texts, before, errors, 1, focus, tight=True))
+    candidates.append(views_for(texts, before, (), 1, focus, tight=True))
     fitting = [c for c in candidates if size(c) <= budget_chars]
-    return fitting[0] if fitting else min(candidates, key=size)
+    chosen = fitting[0] if fitting else min(candidates, key=size)
+    return filled(chosen, budget_chars - size(chosen))
+
+
+def filled(views: Mapping[str, FileView], room: int) -> dict[str, FileView]:
+    """``views`` where a file with nothing in focus (its header and outline alone: no change, signal or
+    failing test points into it) also shows its first definitions, whole and in order, as far as
+    ``room`` characters go: a review against the intent alone still reads code, not only signatures."""
+    result = dict(views)
+    for path, view in views.items():
+        if view.whole or len(view.excerpts) != 1 or view.excerpts[0][0] != 1 or room <= 0:
+            continue
+        try:
+            module = ast.parse(view.text)
+        except (SyntaxError, ValueError):
+            continue
+        lines = source_lines(view.text)
+        end = view.excerpts[0][1]
+        for node in module.body:
+            last = node.end_lineno or node.lineno
+            if last <= end:
+                continue
+            cost = sum(len(line) for line in lines[end:last])
+            if cost > room:
+                break
+            room -= cost
+            end = last
+        if end > view.excerpts[0][1]:
+            grown = FileView(path, view.text, ((1, end),))
+            hidden = [d for d in _definitions(module) if not grown.shows(d.start, d.end)]
+            outline = "\n".join(f"{d.start}: {d.signature}" for d in hidden)
+            result[path] = (
+                FileView(path, view.text, ((1, end),), outline) if hidden else FileView(path, view.text)
+            )
+    return result
 
 
 # What a model writing edits in each format must take from a file shown in part.

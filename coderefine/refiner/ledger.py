@@ -27,6 +27,7 @@ class Ledger:
     # Each phase as it happened, for --timings (coderefine/timings.py); ``timings`` sums them by name.
     spans: list[Span] = field(default_factory=list)
     by_model: dict[tuple[str, str], ModelCharge] = field(default_factory=dict)
+    largest_call: int = 0  # the most input tokens (cached or not) one call sent
     # A review's files may be critiqued concurrently (`review --jobs`), all charged to one ledger.
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -37,7 +38,9 @@ class Ledger:
         cost = cost_of(reply.model, reply.usage, self.settings.prices, batch=reply.batch)
         # A batch call is its own line of the report, so the discounted price is seen as such.
         label = f"{reply.model} (batch)" if reply.batch else reply.model
+        sent = reply.usage.input_tokens + reply.usage.cache_read_tokens + reply.usage.cache_write_tokens
         with self._lock:
+            self.largest_call = max(self.largest_call, sent)
             self.usage[role] = self.usage.get(role, Usage()) + reply.usage
             self.cost += cost
             old = self.by_model.get((role, label), ModelCharge(role, label, Usage(), 0.0))

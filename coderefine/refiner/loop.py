@@ -72,6 +72,8 @@ def refine(
     )
     texts = dict(run.original)
     initial = current = run.evaluate(texts, 0)
+    # When tests fail, where they point decides what every request of the run shows first.
+    run.localize(texts, initial)
     whole = [f.path for f in change.files if f.kind == "whole"]
     run.prompts.context = preexisting(initial.comparison, whole)
 
@@ -283,6 +285,7 @@ def review(
     )
     texts = dict(run.original)
     current = run.evaluate(texts, 0)
+    run.localize(texts, current)
     try:
         critique = run.critique(texts, current, 1)
     except (BudgetExceededError, CritiqueError) as exc:
@@ -324,4 +327,7 @@ def _result(
         critique=critique,
         charges=run.ledger.charges(),
         edit_format=run.edit_format,
+        asks=run.asks,
+        largest_call=run.ledger.largest_call,
+        first_shown=run.first_shown or {},
     )

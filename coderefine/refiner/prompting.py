@@ -18,8 +18,11 @@ from pathlib import Path
 
 from coderefine.edits.blocks import EXAMPLE_PATH
 from coderefine.models.base import Block, Message, ModelRequest
+from coderefine.refiner.asks import HOW_TO_ASK
 from coderefine.refiner.context import PARTIAL_RULE, FileView, Span, view_of
 from coderefine.refiner.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL, Critique
+from coderefine.refiner.localize import Localization
+from coderefine.refiner.sections import Sections, assemble
 from coderefine.refiner.spec import SpecSource
 from coderefine.signals.base import Comparison, Signal
 from coderefine.signals.failures import fold, split_locals
@@ -187,6 +190,32 @@ def issue_excerpts(views: Mapping[str, FileView], critique: Critique) -> str:
     return "Lines the critique refers to that are not shown above:\n\n" + "\n\n".join(dict.fromkeys(parts))
 
 
+def _asks_note(views: Mapping[str, FileView] | None) -> str:
+    """How to ask for code not shown, when some file is shown in part."""
+    return HOW_TO_ASK if any(not v.whole for v in (views or {}).values()) else ""
+
+
+def whole_note(whole: Sequence[str], views: Mapping[str, FileView]) -> str:
+    """What the critic is told of the files under review whole (no version before the change): all of
+    each file is under review; and of one shown in part, which parts are shown and how to see more."""
+    if not whole:
+        return ""
+    note = (
+        "Under review whole (no version before the change to compare with): "
+        + ", ".join(whole)
+        + "; all of each file is under review, not only some of its functions and classes."
+    )
+    partial = [views[p] for p in whole if p in views and not views[p].whole]
+    if partial:
+        shown = "; ".join(f"{v.path}: lines {v.describe()}" for v in partial)
+        note += (
+            f" Only parts are shown above ({shown}), chosen by the failing tests, the signals and the "
+            "change; the outline lists the rest. An issue that names lines or a definition not shown "
+            "brings them to the reviser."
+        )
+    return note
+
+
 # Per edit format (edits/formats.py): the system prompt's section on writing edits, what the author and
 # the reviser are asked to answer with, and the retry after an answer that could not be used.
 EDIT_RULES = {"search-replace": "edit_search_replace", "definition": "edit_definition", "whole": "edit_whole"}
@@ -226,6 +255,8 @@ class PromptBuilder:
         self._signal_tokens = signal_tokens
         # Lint signals already in whole files at the start of the run: shown as context, not as faults.
         self.context: tuple[Signal, ...] = ()
+        # Where the failing tests point, once the session has ranked it (None: not known, not shown).
+        self.localization: Localization | None = None
 
     def _system(self, files: Mapping[str, str], views: Mapping[str, FileView] | None) -> tuple[Block, ...]:
         # The rules' example names a file under review: a small model copies the example's path as it is.
@@ -245,7 +276,7 @@ class PromptBuilder:
         self,
         role: str,
         files: Mapping[str, str],
-        parts: Sequence[str],
+        sections: Sections,
         force: bool,
         views: Mapping[str, FileView] | None = None,
     ) -> ModelRequest:
@@ -259,7 +290,7 @@ class PromptBuilder:
         return ModelRequest(
             role=role,  # type: ignore[arg-type]
             system=self._system(files, views),
-            messages=(Message.user("\n\n".join(parts)),),
+            messages=(Message.user(assemble(role, sections)),),
             max_tokens=self._max_tokens,
             tool=MERGED_CRITIQUE_TOOL if self._merge else CRITIQUE_TOOL,
             force_tool=force,
@@ -282,24 +313,20 @@ class PromptBuilder:
             if diff.strip()
             else "There is no diff: the files above are under review as they are."
         )
-        parts = [
-            "ROLE: CRITIC. Call `report_critique` with your review of this change.",
-            "The intent of the change:\n" + fence("intent", intent),
-            scope,
-        ]
+        sections: dict[str, str | Sequence[str]] = {
+            "role": "ROLE: CRITIC. Call `report_critique` with your review of this change.",
+            "intent": "The intent of the change:\n" + fence("intent", intent),
+            "scope": scope,
+            "whole": whole_note(whole, views or {}),
+            "signals": signals_section(comparison, self.context, self._signal_tokens),
+            "localization": self._localization(),
+            "spec": self._spec(files, comparison.introduced),
+        }
         if changed:
-            parts.append("Functions and classes the change touches: " + ", ".join(changed))
-        if whole:
-            parts.append(
-                "Under review whole (no version before the change to compare with): "
-                + ", ".join(whole)
-                + "; all of each file is under review, not only some of its functions and classes."
-            )
-        parts.append(signals_section(comparison, self.context, self._signal_tokens))
-        parts.extend(self._spec(files, comparison.introduced))
+            sections["changed"] = "Functions and classes the change touches: " + ", ".join(changed)
         if self._merge:
-            parts.append(MERGE_NOTE)
-        return self._request("critic", files, parts, force=True, views=views)
+            sections["merge"] = MERGE_NOTE
+        return self._request("critic", files, sections, force=True, views=views)
 
     def reviser(
         self,
@@ -325,18 +352,18 @@ class PromptBuilder:
                 '"fix_in_this_call": true, and only those; the others are handled apart: leave their code '
                 "as it is."
             )
-        parts = [
-            role,
-            "The intent of the change:\n" + fence("intent", intent),
-            "The critique:\n" + fence("critique", json.dumps(data, ensure_ascii=False)),
-            signals_section(comparison, self.context, self._signal_tokens),
-            *self._spec(files, comparison.introduced),
-            "Files you may edit: " + ", ".join(files),
-        ]
-        extra = issue_excerpts(views or {}, critique)
-        if extra:
-            parts.insert(3, extra)
-        return self._request("reviser", files, parts, force=False, views=views)
+        sections: dict[str, str | Sequence[str]] = {
+            "role": role,
+            "intent": "The intent of the change:\n" + fence("intent", intent),
+            "critique": "The critique:\n" + fence("critique", json.dumps(data, ensure_ascii=False)),
+            "unseen": issue_excerpts(views or {}, critique),
+            "signals": signals_section(comparison, self.context, self._signal_tokens),
+            "localization": self._localization(),
+            "spec": self._spec(files, comparison.introduced),
+            "files": "Files you may edit: " + ", ".join(files),
+            "asks": _asks_note(views),
+        }
+        return self._request("reviser", files, sections, force=False, views=views)
 
     def author(
         self,
@@ -349,13 +376,18 @@ class PromptBuilder:
         """``failing``: the signals of the files as they are, whose failing tests' source is shown (with
         none, the tests the spec source was given, if any). ``views``: excerpts of files that would not
         fit the model's context whole (None: every file whole)."""
-        parts = [
-            f"ROLE: AUTHOR. Answer with {EDIT_ANSWER[self.edit_format]} that implement this intent.",
-            "The intent:\n" + fence("intent", intent),
-            *self._spec(files, failing, given=True),
-            "Files you may edit: " + ", ".join(files),
-        ]
-        return self._request("author", files, parts, force=False, views=views)
+        sections: dict[str, str | Sequence[str]] = {
+            "role": f"ROLE: AUTHOR. Answer with {EDIT_ANSWER[self.edit_format]} that implement this intent.",
+            "intent": "The intent:\n" + fence("intent", intent),
+            "localization": self._localization(),
+            "spec": self._spec(files, failing, given=True),
+            "files": "Files you may edit: " + ", ".join(files),
+            "asks": _asks_note(views),
+        }
+        return self._request("author", files, sections, force=False, views=views)
+
+    def _localization(self) -> str:
+        return self.localization.section() if self.localization is not None else ""
 
     def _spec(self, files: Mapping[str, str], signals: Sequence[Signal], *, given: bool = False) -> list[str]:
         if self.spec is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from coderefine.models.base import Usage
@@ -66,6 +66,10 @@ class RefineResult:
     charges: tuple[ModelCharge, ...] = ()
     edit_format: str = "search-replace"  # how the author and reviser wrote edits (edits/formats.py)
     spans: tuple[Span, ...] = ()  # the loop's phases as they happened (--timings)
+    asks: int = 0  # answers that asked to see definitions not shown, and were shown them (asks.py)
+    largest_call: int = 0  # the most input tokens one call sent
+    # What the run's first request showed of each file: its excerpts' (first, last) lines, () for whole.
+    first_shown: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:

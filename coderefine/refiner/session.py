@@ -17,12 +17,14 @@ from coderefine.models.roles import role_specs
 from coderefine.models.windows import DIFF_ALLOWANCE, FLOOR, prompt_limit, signal_budget, view_budget
 from coderefine.project.change import Change
 from coderefine.project.redact import Redactor
+from coderefine.refiner.asks import MAX_ASKS, answer, asks_in
 from coderefine.refiner.context import FileView, fit_views, named_spans, unseen_note, views_for
 from coderefine.refiner.critique import Critique, CritiqueError, parse_critique
 from coderefine.refiner.ledger import Ledger
+from coderefine.refiner.localize import Localization, localize
 from coderefine.refiner.prompting import EDIT_RETRY, MAX_ECHO, PromptBuilder, excerpt, prompt_text
 from coderefine.refiner.spec import CHARS_PER_TOKEN, SpecSource, project_reader
-from coderefine.signals.base import Comparison, touched_lines
+from coderefine.signals.base import Comparison, Signal, touched_lines
 from coderefine.signals.evaluate import Evaluation
 from coderefine.signals.test_source import TestSources
 
@@ -30,6 +32,7 @@ from coderefine.signals.test_source import TestSources
 # failed answer only when this much of it fits (less says nothing the error does not).
 MIN_FEEDBACK = 600
 MIN_ECHO = 400
+ASK_CHARS = 8_000  # what the definitions a model asked for may take when no view budget is known
 
 
 class Evaluates(Protocol):
@@ -118,7 +121,12 @@ class Session:
             "max_output_tokens" in settings.sources,
             signal_tokens + spec_tokens,
         )
-        self._view_chars = fitted * CHARS_PER_TOKEN if fitted is not None else None
+        # The smaller of what the window leaves and the view budget (``view-tokens``; 0: the window's).
+        sizes = [t for t in (fitted, settings.view_tokens or None) if t is not None]
+        self._view_chars = min(sizes) * CHARS_PER_TOKEN if sizes else None
+        # The author writes from the intent, with no critique to point it anywhere: only the window
+        # bounds its views (a one-shot shown excerpts of a module with two bugs missed the one it hid).
+        self._window_chars = fitted * CHARS_PER_TOKEN if fitted is not None else None
         limit = prompt_limit(models, settings.max_output_tokens, "max_output_tokens" in settings.sources)
         # A tenth less than four characters a token: a request of diffs and tracebacks counted 7,324
         # tokens in Qwen's tokenizer where len/4 said 7,168.
@@ -129,6 +137,12 @@ class Session:
         self.before = {f.path: f.before.text for f in change.files if f.before is not None}
         self.shown: dict[str, FileView] = {}
         self._ready = False
+        self.asks = 0  # answers that asked to see definitions, and were shown them (asks.py)
+        # What the first request showed of each file (excerpts; () for whole): the bench's `localized`.
+        self.first_shown: dict[str, tuple[tuple[int, int], ...]] | None = None
+        self._read = read_project or project_reader(change.root, {})
+        # Where the failing tests point (``localize``): None until tests fail and their calls are known.
+        self.localization: Localization | None = None
 
     def _spec_source(
         self,
@@ -150,6 +164,30 @@ class Session:
         under_review = [f.path for f in self.change.files]
         return SpecSource(TestSources(reader, exclude=under_review), tokens * CHARS_PER_TOKEN, tests)
 
+    def localize(self, texts: Mapping[str, str], evaluation: Evaluation) -> Localization | None:
+        """Once per run, when the change's tests fail: run the failing tests' files again, recording
+        the functions each test calls, and rank the definitions by how strongly the failing tests
+        point at them (``localize.py``). The price is one more run of those test files, with a profile
+        hook, and only when tests fail; an evaluator that cannot record calls gives no ranking."""
+        files = sorted(
+            {s.code.split("::")[0] for s in evaluation.comparison.introduced if _is_test_failure(s)}
+        )
+        record = getattr(self.evaluator, "test_calls", None)
+        if self.localization is not None or not files or not callable(record):
+            return self.localization
+        self.progress.phase("signals", 0, self.ledger.tokens())
+        start = self.ledger.clock()
+        runs = record(texts, files)
+        self.ledger.time("signals", start, "localize: the failing tests' calls")
+        self.localization = localize(runs, self._read, list(texts), texts)
+        self.prompts.localization = self.localization
+        return self.localization
+
+    def _located(self, texts: Mapping[str, str], comparison: Comparison) -> dict[str, frozenset[int]]:
+        """The lines of the definitions the failing tests point at, while tests still fail."""
+        failing = any(_is_test_failure(s) for s in comparison.introduced)
+        return self.localization.lines(texts) if self.localization is not None and failing else {}
+
     def views(
         self, texts: Mapping[str, str], comparison: Comparison, diff: str | None = None
     ) -> dict[str, FileView]:
@@ -167,7 +205,13 @@ class Session:
             for p, t in texts.items()
             if p in self.original and t != self.original[p]
         }
-        views = views_for(texts, self.before, comparison.introduced, self.settings.context_lines, rewritten)
+        # The definitions the failing tests point at are shown whole (without their neighbours: each is
+        # a candidate, not a change), beside the change's own lines, while tests fail.
+        located = self._located(texts, comparison)
+        focused: dict[str, Iterable[int]] = {p: set(rewritten.get(p, ())) for p in texts}
+        views = views_for(
+            texts, self.before, comparison.introduced, self.settings.context_lines, focused, plain=located
+        )
         spec = self.prompts.spec
         partial = {p: t for p, t in texts.items() if not views[p].whole}
         if spec is not None and partial:
@@ -175,22 +219,33 @@ class Session:
             # are the spec, the code they exercise is what must change, wherever the traceback ends. A
             # file shown whole stays whole: focusing it on those definitions would hide the helpers
             # they reach, which the tests' text does not name.
-            focus = dict(rewritten)
+            focus = {p: frozenset(lines) for p, lines in focused.items()}
             for path, lines in spec.focus(partial, comparison.introduced).items():
                 focus[path] = focus.get(path, frozenset()) | lines
             views.update(
-                views_for(partial, self.before, comparison.introduced, self.settings.context_lines, focus)
+                views_for(
+                    partial,
+                    self.before,
+                    comparison.introduced,
+                    self.settings.context_lines,
+                    focus,
+                    plain=located,
+                )
             )
         # The critic's and the reviser's requests carry the intent and the diff beside the views.
         beside = len(self.intent) + len(_diff(self.before, texts) if diff is None else diff)
-        self.shown = self._fitted(views, texts, comparison, rewritten, beside)
+        self.shown = self._fitted(views, texts, comparison, rewritten, self._view_chars, beside)
         return self.shown
 
     def author_views(self, texts: Mapping[str, str], comparison: Comparison) -> dict[str, FileView] | None:
         """The author's views: None (every file whole), unless that would not fit the model's context
         (never in ``whole`` format, whose answer is every line of each file)."""
         whole = {p: FileView(p, t) for p, t in texts.items()}
-        fitted = whole if self.edit_format == "whole" else self._fitted(whole, texts, comparison, {})
+        fitted = (
+            whole
+            if self.edit_format == "whole"
+            else self._fitted(whole, texts, comparison, {}, self._window_chars)
+        )
         self.shown = fitted  # so that a retry says which parts the author was not shown
         return None if fitted == whole else fitted
 
@@ -200,24 +255,32 @@ class Session:
         texts: Mapping[str, str],
         comparison: Comparison,
         rewritten: Mapping[str, Iterable[int]],
+        chars: int | None,
         beside: int = 0,
     ) -> dict[str, FileView]:
-        """``views``, or excerpts that fit the smallest context of the models that read them, beside the
-        ``beside`` characters of intent and diff the request also holds."""
-        if self._view_chars is None:
+        """``views``, or excerpts that fit ``chars`` (the view budget, or the window alone; None: no
+        limit), beside the ``beside`` characters of intent and diff the request also holds."""
+        if chars is None:
             return views
         over = max(0, beside - DIFF_ALLOWANCE * CHARS_PER_TOKEN)
-        budget = max(FLOOR * CHARS_PER_TOKEN, self._view_chars - over)
+        budget = max(FLOOR * CHARS_PER_TOKEN, chars - over)
         if sum(v.shown_chars for v in views.values()) <= budget:
             return views
         spec = self.prompts.spec
         # The author of a run without signals has nothing but the given tests to focus on.
-        called = spec.focus(texts, comparison.introduced, given=True) if spec is not None else {}
+        called: dict[str, Iterable[int]] = dict(
+            spec.focus(texts, comparison.introduced, given=True) if spec is not None else {}
+        )
+        for path, lines in self._located(texts, comparison).items():
+            called[path] = set(called.get(path, ())) | lines
         return fit_views(views, texts, self.before, comparison.introduced, rewritten, called, budget)
 
     def call(self, request: ModelRequest, round_number: int) -> ModelReply:
         """One model call: within the budget, with secrets redacted out and restored in the answer."""
         self.ledger.allow(request)
+        if self.first_shown is None:
+            views = {p: self.shown.get(p) for p in self.original}
+            self.first_shown = {p: v.excerpts if v is not None else () for p, v in views.items()}
         self.progress.phase(request.role, round_number, self.ledger.tokens())
         if not self._ready:
             # The first call waits for the SDK's import and client (begun in the background at the
@@ -269,9 +332,15 @@ class Session:
     def edit(
         self, request: ModelRequest, texts: Mapping[str, str], round_number: int
     ) -> tuple[dict[str, str], tuple[str, ...]]:
-        """Ask for edit blocks, apply and gate them; once more with the exact error if that fails."""
+        """Ask for edit blocks, apply and gate them; once more with the exact error if that fails. An
+        answer that only asks to see definitions (``asks.py``) is answered with them first."""
+        asks = MAX_ASKS
         for attempt in (1, 2):
             reply = self.call(request, round_number)
+            while asks and asks_in(reply.text):
+                asks -= 1
+                request = self._answer(request, reply.text, texts)
+                reply = self.call(request, round_number)
             start = self.ledger.clock()
             try:
                 return self._apply(reply.text, texts, cut_off=reply.stop_reason == "max_tokens")
@@ -284,6 +353,15 @@ class Session:
             finally:
                 self.ledger.time("gate", start)
         raise AssertionError("unreachable")
+
+    def _answer(self, request: ModelRequest, reply_text: str, texts: Mapping[str, str]) -> ModelRequest:
+        """``request`` continued with the model's asks and the definitions they name, within the view
+        budget (or 8,000 characters when no budget is known)."""
+        self.asks += 1
+        budget = self._view_chars or ASK_CHARS
+        shown = answer(asks_in(reply_text), self.shown, texts, budget, excerpt)
+        messages = (*request.messages, Message.assistant(reply_text), Message.user(shown))
+        return dataclasses.replace(request, messages=messages)
 
     def _retry(self, request: ModelRequest, reply_text: str, template: str, feedback: str) -> ModelRequest:
         """The retry of ``request``, within the smallest known context of the models: what is wrong comes
@@ -344,6 +422,10 @@ class Session:
             return ""
         spans = [excerpt(v, span) for v in self.shown.values() for span in named_spans(v, reply)]
         return "\n\n" + note + ("\n\n" + "\n\n".join(spans) if spans else "")
+
+
+def _is_test_failure(signal: Signal) -> bool:
+    return signal.source == "pytest" and not signal.code.startswith("collect:")
 
 
 def _why(reply: ModelReply) -> str:

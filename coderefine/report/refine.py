@@ -124,6 +124,8 @@ def render_refine(
         f"{role} {_tokens(u)}" for role, u in result.usage.items()
     )
     lines.append(f"tokens: {usage or 'no model calls'} · cost ${result.cost:.4f}")
+    if result.asks:
+        lines.append(f"asks: {result.asks} (answers that asked to see code not shown, and were shown it)")
     if result.timings:
         lines.append("time: " + " · ".join(f"{k} {v:.1f}s" for k, v in result.timings.items()))
     if show_diff:

@@ -62,11 +62,24 @@ class SourceStatus:
 
 
 @dataclass(frozen=True)
+class CallRecord:
+    """The functions one test called, each by its file and the first line of its code (its first
+    decorator's line for a decorated function), and whether the test failed: a run's coverage by
+    definition, recorded only when asked for (``PytestSignals.collect(calls=True)``)."""
+
+    nodeid: str
+    failed: bool
+    called: frozenset[tuple[str, int]]
+
+
+@dataclass(frozen=True)
 class SignalSet:
-    """All signals of one version of the code, with the state of each source."""
+    """All signals of one version of the code, with the state of each source, and the functions each
+    test called when the run recorded them."""
 
     signals: tuple[Signal, ...] = ()
     statuses: tuple[SourceStatus, ...] = ()
+    calls: tuple[CallRecord, ...] = ()
 
     def missing(self) -> tuple[SourceStatus, ...]:
         return tuple(s for s in self.statuses if s.state in ("unavailable", "timeout"))
@@ -75,10 +88,12 @@ class SignalSet:
     def merge(parts: Iterable[SignalSet]) -> SignalSet:
         signals: list[Signal] = []
         statuses: list[SourceStatus] = []
+        calls: list[CallRecord] = []
         for part in parts:
             signals.extend(part.signals)
             statuses.extend(part.statuses)
-        return SignalSet(tuple(sorted(signals, key=_order)), tuple(statuses))
+            calls.extend(part.calls)
+        return SignalSet(tuple(sorted(signals, key=_order)), tuple(statuses), tuple(calls))
 
 
 def _order(signal: Signal) -> tuple[str, int, int, str]:

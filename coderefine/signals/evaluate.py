@@ -26,6 +26,7 @@ from coderefine.project.basetree import Slots, TreeCache, tree_cache_folder
 from coderefine.project.change import Change
 from coderefine.project.runner import Runner
 from coderefine.signals.base import (
+    CallRecord,
     Comparison,
     Signal,
     SignalSet,
@@ -280,7 +281,16 @@ class Evaluator:
         syntax = self._pool.submit(check_compile, texts)
         return SignalSet.merge([ruff.result(), syntax.result()])
 
-    def _start_tests(self, which: str, data: Mapping[str, bytes], tests: Sequence[str]) -> Future[SignalSet]:
+    def test_calls(self, texts: Mapping[str, str], test_files: Sequence[str]) -> tuple[CallRecord, ...]:
+        """The functions each test of ``test_files`` calls with ``texts`` in place: one more run of those
+        tests with a profile hook, made only to localize a failure (``signals/localize.py``)."""
+        if not self._settings.tests or not test_files:
+            return ()
+        return self._start_tests("candidate", self._data(texts), test_files, calls=True).result().calls
+
+    def _start_tests(
+        self, which: str, data: Mapping[str, bytes], tests: Sequence[str], calls: bool = False
+    ) -> Future[SignalSet]:
         if not self._settings.tests:
             skipped = SignalSet((), (SourceStatus("pytest", "skipped", "tests are turned off"),))
         elif not tests:
@@ -290,7 +300,7 @@ class Evaluator:
             # The rest of each tree never changes within a run: the same files under review and the same
             # tests give the same result, so such a run is never started twice.
             key = hashlib.sha256(
-                repr((which, sorted(data.items()), sorted(tests))).encode("utf-8", "surrogateescape")
+                repr((which, sorted(data.items()), sorted(tests), calls)).encode("utf-8", "surrogateescape")
             ).hexdigest()
             if key in self._runs:
                 return self._runs[key]
@@ -311,7 +321,12 @@ class Evaluator:
                 if running is not None:
                     wait([running])
                 self._trees.write(which, data, self.tests)
-            if which == "candidate" and self.selection.describe():
+            if calls:
+                collect = self._pytest.collect
+                run = self._pool.submit(
+                    self._trees.collect, which, list(tests), lambda tree, run: collect(tree, run, calls=True)
+                )
+            elif which == "candidate" and self.selection.describe():
                 run = self._pool.submit(self._labelled, which, list(tests))
             else:
                 run = self._pool.submit(self._trees.collect, which, list(tests), self._pytest.collect)

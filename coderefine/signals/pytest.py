@@ -7,6 +7,7 @@ hangs or dies still reports what finished, and the source is marked as not havin
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -17,7 +18,7 @@ from pathlib import Path
 from coderefine.errors import ToolMissingError, ToolTimeoutError
 from coderefine.project.redact import Redactor, secret_name
 from coderefine.project.runner import Runner
-from coderefine.signals.base import Signal, SignalSet, SourceStatus
+from coderefine.signals.base import CallRecord, Signal, SignalSet, SourceStatus
 from coderefine.signals.failures import LOCALS_HEADER, innermost
 from coderefine.signals.interpreter import find_interpreter
 from coderefine.signals.related import imported_modules, is_test_file, module_name, related_tests
@@ -56,14 +57,21 @@ class PytestSignals:
         self._environ = dict(environ)
         self._warm = warm if tuple(config.command) == DEFAULT_COMMAND else None
 
-    def collect(self, tree: Path, tests: Sequence[str]) -> SignalSet:
+    def collect(self, tree: Path, tests: Sequence[str], calls: bool = False) -> SignalSet:
+        """The signals of ``tests`` run in ``tree``; with ``calls``, also the functions each test called
+        (a profile hook in the test process: only the run that localizes a failure pays for it)."""
         if not tests:
             return SignalSet((), (SourceStatus("pytest", "skipped", "no tests related to the change"),))
         with tempfile.TemporaryDirectory(prefix="coderefine-pytest-") as scratch:
             report = Path(scratch) / "report.jsonl"
             argv = [part.replace("{python}", self._config.python) for part in self._config.command]
-            argv += ["-p", PLUGIN, "-p", "no:cacheprovider", "-q", "--tb=short", "-rN", *tests]
+            # A run for the calls needs each test's outcome, not its traceback: formatting 137 of them
+            # took longer than the tests.
+            tb = "--tb=no" if calls else "--tb=short"
+            argv += ["-p", PLUGIN, "-p", "no:cacheprovider", "-q", tb, "-rN", *tests]
             env = self._env(tree, report)
+            if calls:
+                env["PYTEST_CODEREFINE_CALLS"] = "1"
             try:
                 done = None
                 if self._warm is not None:
@@ -79,7 +87,8 @@ class PytestSignals:
                 note = f"the test run passed its limit of {self._config.run_timeout:g}s and was stopped"
                 return SignalSet(tuple(signals), (SourceStatus("pytest", "timeout", note),))
             events = _read_events(report)
-        return _result(done.code, done.out + done.err, events, self._config.python, tests)
+        result = _result(done.code, done.out + done.err, events, self._config.python, tests)
+        return dataclasses.replace(result, calls=test_calls(events)) if calls else result
 
     def _env(self, tree: Path, report: Path) -> dict[str, str]:
         env = dict(self._environ)
@@ -107,6 +116,28 @@ def _read_events(report: Path) -> list[dict[str, object]]:
         except json.JSONDecodeError:
             continue  # the last line of a killed run may be cut short
     return events
+
+
+def test_calls(events: Sequence[Mapping[str, object]]) -> tuple[CallRecord, ...]:
+    """The plugin's "calls" events, each with whether its test failed (in any phase)."""
+    failed = {
+        str(e.get("nodeid", ""))
+        for e in events
+        if e.get("event") == "result" and e.get("outcome") == "failed"
+    }
+    found: list[CallRecord] = []
+    for event in events:
+        called = event.get("called")
+        if event.get("event") != "calls" or not isinstance(called, list):
+            continue
+        keys = frozenset(
+            (str(item[0]), int(item[1]))
+            for item in called
+            if isinstance(item, list) and len(item) == 2 and isinstance(item[1], int)
+        )
+        nodeid = str(event.get("nodeid", ""))
+        found.append(CallRecord(nodeid, nodeid in failed, keys))
+    return tuple(found)
 
 
 def _first_line(text: object) -> str:

@@ -12,7 +12,15 @@ from coderefine.project.change import from_worktree
 from coderefine.project.gitio import GitRepo
 from coderefine.project.runner import SubprocessRunner
 from coderefine.project.workspace import project_files
-from coderefine.refiner.context import changed_lines, named_spans, signal_lines, view_of, views_for
+from coderefine.refiner.context import (
+    FileView,
+    changed_lines,
+    fit_views,
+    named_spans,
+    signal_lines,
+    view_of,
+    views_for,
+)
 from coderefine.refiner.critique import Critique, Issue
 from coderefine.refiner.loop import refine
 from coderefine.refiner.prompting import PromptBuilder
@@ -145,3 +153,28 @@ def test_a_form_feed_is_no_line_break_for_excerpts() -> None:
     shown = "".join(view.excerpt_text(span) for span in view.excerpts)
     assert "# f15\n" in shown
     assert changed_lines(text, text.replace("# f15", "# f15!")) == {target}
+
+
+def test_a_file_nothing_points_into_shows_its_first_definitions_within_the_budget() -> None:
+    # A review against the intent alone, of a module over the view budget: its header, then its
+    # definitions in order as far as the budget goes, and an outline of the rest.
+    whole = {"m.py": FileView("m.py", MODULE)}
+    views = fit_views(whole, {"m.py": MODULE}, {}, (), {}, {}, 4_000)
+    view = views["m.py"]
+    assert not view.whole and view.excerpts[0][0] == 1
+    assert view.shown_chars <= 4_000
+    assert "def step_0(" in view.excerpt_text(view.excerpts[0]) and "step_90(" in view.outline
+
+
+def test_lint_all_over_a_module_gives_way_to_the_error_within_the_budget() -> None:
+    lines = MODULE.splitlines()
+    starts = [n + 1 for n, line in enumerate(lines) if line.startswith("def step_")]
+    lint = [Signal("ruff", "m.py", n, n, "E501", "long line", "warning") for n in starts[::3]]
+    target = starts[51] + 5
+    error = Signal("pytest", "m.py", target, target, "t::x", "test failed", "error")
+    whole = {"m.py": FileView("m.py", MODULE)}
+    views = fit_views(whole, {"m.py": MODULE}, {}, [*lint, error], {}, {}, 6_000)
+    view = views["m.py"]
+    assert view.shows(target, target)
+    assert not view.shows(starts[0], starts[0] + 3) or not view.shows(starts[90], starts[90] + 3)
+    assert view.shown_chars <= 6_000

@@ -1,6 +1,7 @@
 from coderefine.edits.blocks import parse_edit_blocks
+from coderefine.refiner.context import FileView
 from coderefine.refiner.critique import Critique, Issue
-from coderefine.refiner.prompting import CONTEXT_NOTE, PromptBuilder, fence, preexisting
+from coderefine.refiner.prompting import CONTEXT_NOTE, PromptBuilder, fence, preexisting, whole_note
 from coderefine.signals.base import Comparison, Signal, SourceStatus
 
 HOSTILE = '''\
@@ -250,3 +251,12 @@ def test_the_rules_example_names_a_file_under_review_not_a_placeholder() -> None
         request = prompts.author({"slugify/special.py": "x = 1\n"}, intent="add y")
         rules = request.system[0].text
         assert "slugify/special.py\n```python" in rules and "path/relative/to/repo.py" not in rules
+
+
+def test_a_file_under_review_whole_but_shown_in_part_says_which_parts() -> None:
+    text = "".join(f"line {n}\n" for n in range(1, 101))
+    assert "Only parts" not in whole_note(["m.py"], {"m.py": FileView("m.py", text)})
+    note = whole_note(["m.py"], {"m.py": FileView("m.py", text, ((1, 10), (40, 60)))})
+    assert "all of each file is under review" in note
+    assert "Only parts are shown above (m.py: lines 1-10, 40-60)" in note and "the outline" in note
+    assert whole_note([], {}) == ""

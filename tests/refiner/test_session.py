@@ -36,7 +36,7 @@ def big_module(functions: int, bug: bool) -> str:
     return "\n\n".join(parts)
 
 
-def critic_text(make_repo: RepoFactory, model_name: str) -> str:
+def critic_text(make_repo: RepoFactory, model_name: str, view_tokens: int = 3_000) -> str:
     tests = "from pkg.mod import f7\n\n\ndef test_f7():\n    assert f7(1, 2) == 3\n"
     root = make_repo({**SMALL_PROJECT, "tests/test_mod.py": tests, "pkg/mod.py": big_module(34, False)})
     write_files(root, {"pkg/mod.py": big_module(34, True)})  # a one-line change that breaks f7
@@ -44,7 +44,7 @@ def critic_text(make_repo: RepoFactory, model_name: str) -> str:
     change = from_worktree([Path("pkg/mod.py")], cwd=root, repo=repo, max_bytes=1 << 20)
     # The critic passes; the tests still fail, so a reviser is asked, and writes nothing usable.
     model = ScriptedModel([PASS, *["No change."] * 6])
-    settings = Settings(model=model_name, confirm="never", merge="never")
+    settings = Settings(model=model_name, confirm="never", merge="never", view_tokens=view_tokens)
     with Evaluator(
         change, settings, SubprocessRunner(), {"PATH": "/usr/bin:/bin"}, project_files(root, repo)
     ) as ev:
@@ -63,9 +63,18 @@ def test_a_file_too_big_for_a_local_models_context_is_shown_in_excerpts(make_rep
     assert text.count(DOC.strip()) < 34 * 5 // 2
 
 
-def test_a_hosted_models_request_keeps_the_file_whole(make_repo: RepoFactory) -> None:
-    text = critic_text(make_repo, "claude-sonnet-4-5")
+def test_a_hosted_models_request_without_a_view_budget_keeps_the_file_whole(make_repo: RepoFactory) -> None:
+    text = critic_text(make_repo, "claude-sonnet-4-5", view_tokens=0)
     assert text.count(DOC.strip()) >= 34 * 5  # the file whole (and the diff's context lines)
+
+
+def test_a_hosted_models_request_is_sized_by_the_evidence_not_the_window(make_repo: RepoFactory) -> None:
+    # A 1M-token window is no reason to send 10k tokens of a module whose one failing test runs f7.
+    text = critic_text(make_repo, "claude-sonnet-4-5")
+    assert len(text) // 4 < 6_000, len(text) // 4
+    assert "def f7(a, b):" in text and "return a - b" in text
+    assert "f30(a, b)" in text  # in the outline of what is left out
+    assert "f7: run by 1 of 1 failing tests, 0 of 0 passing" in text
 
 
 def test_an_author_without_signals_is_shown_what_the_given_tests_call(make_repo: RepoFactory) -> None:
@@ -109,7 +118,8 @@ def session_for(
         (FileChange("mod.py", SourceText(before), SourceText(after), "modified"),),
         "files",
     )
-    settings = Settings(model=model, edit_format=edit_format, sources={"model": "flag"})
+    # Only the model's window bounds these views: the view budget (view-tokens) is tested apart.
+    settings = Settings(model=model, edit_format=edit_format, view_tokens=0, sources={"model": "flag"})
     return Session(
         change,
         settings,

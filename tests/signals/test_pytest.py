@@ -369,3 +369,31 @@ def test_a_missing_fixture_is_the_message_however_many_fixtures_pytest_lists(tmp
     )
     [signal] = run(tmp_path, ["test_m.py"]).signals
     assert signal.message.endswith("fixture 'mocker' not found")
+
+
+def test_a_run_asked_for_calls_records_the_functions_each_test_calls(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/mod.py": (
+                "def helper(x):\n    return x\n\n\n"
+                "def good(x):\n    return helper(x)\n\n\n"
+                "def bad(x):\n    return [helper(v) for v in x][0] + 1\n"
+            ),
+            "tests/test_mod.py": (
+                "from pkg.mod import bad, good\n\n\n"
+                "def test_good():\n    assert good(1) == 1\n\n\n"
+                "def test_bad():\n    assert bad([1]) == 1\n"
+            ),
+        },
+    )
+    config = PytestConfig(sys.executable, ("{python}", "-m", "pytest"), 10, 60)
+    signals = PytestSignals(SubprocessRunner(), config, {"PATH": "/usr/bin:/bin"})
+    result = signals.collect(tmp_path, ["tests/test_mod.py"], calls=True)
+    runs = {r.nodeid: r for r in result.calls}
+    assert runs["tests/test_mod.py::test_bad"].failed and not runs["tests/test_mod.py::test_good"].failed
+    assert {("pkg/mod.py", 1), ("pkg/mod.py", 9)} <= runs["tests/test_mod.py::test_bad"].called
+    assert ("pkg/mod.py", 9) not in runs["tests/test_mod.py::test_good"].called
+    # An ordinary run pays nothing for it and records nothing.
+    assert signals.collect(tmp_path, ["tests/test_mod.py"]).calls == ()

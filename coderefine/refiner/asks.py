@@ -1,0 +1,80 @@
+"""Code on request: a model shown a file in part may ask to see definitions by name.
+
+The text form works with every provider, tools or not (a small local model included): an answer made
+only of lines ``SHOW: name`` (or ``SHOW: path:name``; a method as ``Class.method``) is answered, in the
+same conversation, with those definitions verbatim, and the model is asked again. At most
+``MAX_ASKS`` asks per call and ``MAX_NAMES`` names per ask, within the budget the caller gives; the
+run counts them (``RefineResult.asks``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from coderefine.edits.symbols import symbols
+from coderefine.refiner.context import FileView, Span
+
+MAX_ASKS = 2
+MAX_NAMES = 3
+_ASK = re.compile(r"^\s*SHOW:\s*`?(?:(?P<path>[\w./-]+\.py):)?(?P<name>[A-Za-z_][\w.]*)`?\s*$")
+
+# What a request that shows a file in part says about asking (in the partial files' note).
+HOW_TO_ASK = (
+    "To see a definition that is not shown, answer with only lines `SHOW: name` (a method as "
+    f"`Class.method`, at most {MAX_NAMES}) and it is shown to you before you answer."
+)
+
+
+@dataclass(frozen=True)
+class Ask:
+    path: str | None
+    name: str
+
+
+def asks_in(reply: str) -> list[Ask]:
+    """The definitions ``reply`` asks to see: only when every line of it that is not blank is an ask
+    (an answer with edits or a critique in it is an answer, not a question)."""
+    lines = [line for line in reply.splitlines() if line.strip()]
+    found = [_ASK.match(line) for line in lines]
+    if not lines or not all(found):
+        return []
+    asks = [Ask(m.group("path"), m.group("name")) for m in found if m is not None]
+    return list(dict.fromkeys(asks))[:MAX_NAMES]
+
+
+def answer(
+    asks: list[Ask],
+    views: Mapping[str, FileView],
+    texts: Mapping[str, str],
+    budget: int,
+    render: Callable[[FileView, Span], str],
+) -> str:
+    """The asked definitions, each as ``render`` shows a span of a file (verbatim, with its line
+    numbers), within ``budget`` characters; a name that no file under review defines is said so."""
+    parts: list[str] = []
+    notes: list[str] = []
+    for ask in asks:
+        # A path off by its folders is no reason to refuse: every file under review is looked in.
+        paths = [ask.path] if ask.path is not None and ask.path in texts else list(texts)
+        spans = [
+            (path, (s.line, s.end_line))
+            for path in paths
+            for s in symbols(texts[path])
+            if s.name == ask.name or s.name.endswith("." + ask.name)
+        ]
+        if not spans:
+            notes.append(f"No definition named `{ask.name}` is in the files under review.")
+            continue
+        for path, span in spans[:2]:
+            view = views.get(path) or FileView(path, texts[path])
+            shown = FileView(path, texts[path], (span,)) if view.whole else view
+            text = render(shown, span)
+            if len(text) > budget:
+                notes.append(f"`{ask.name}` ({path} lines {span[0]}-{span[1]}) is too long to show here.")
+                continue
+            budget -= len(text)
+            parts.append(text)
+    body = "The definitions you asked to see, verbatim:\n\n" + "\n\n".join(parts) if parts else ""
+    return "\n\n".join(p for p in (body, *notes) if p) + "\n\nNow answer the request as it asked."

@@ -1,0 +1,63 @@
+"""Code on request: an answer of `SHOW: name` lines is answered with those definitions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from coderefine.config import Settings
+from coderefine.models.scripted import ScriptedModel
+from coderefine.project.change import from_worktree
+from coderefine.project.gitio import GitRepo
+from coderefine.project.runner import SubprocessRunner
+from coderefine.project.workspace import project_files
+from coderefine.refiner.asks import MAX_ASKS, Ask, answer, asks_in
+from coderefine.refiner.context import FileView
+from coderefine.refiner.loop import refine
+from coderefine.refiner.prompting import excerpt
+from coderefine.signals.evaluate import Evaluator
+from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
+from tests.refiner.test_loop import PASS
+from tests.refiner.test_session import big_module
+
+TEXT = "import os\n\n\nclass Box:\n    def shut(self):\n        return 1\n\n\ndef open_(x):\n    return x\n"
+
+
+def test_only_an_answer_made_of_asks_is_an_ask() -> None:
+    assert asks_in("SHOW: Box.shut\n\nSHOW: `pkg/mod.py:open_`\n") == [
+        Ask(None, "Box.shut"),
+        Ask("pkg/mod.py", "open_"),
+    ]
+    assert asks_in("SHOW: open_\nmod.py\n```python\n<<<<<<< SEARCH\n") == []
+    assert asks_in("") == []
+
+
+def test_the_answer_shows_the_definitions_verbatim_and_says_what_is_not_there() -> None:
+    texts = {"pkg/mod.py": TEXT}
+    views = {"pkg/mod.py": FileView("pkg/mod.py", TEXT, ((1, 2),))}
+    text = answer([Ask("mod.py", "shut"), Ask(None, "nowhere")], views, texts, 10_000, excerpt)
+    assert "lines=5-6" in text and "    def shut(self):\n        return 1\n" in text
+    assert "No definition named `nowhere`" in text
+    assert "too long to show here" in answer([Ask(None, "Box")], views, texts, 10, excerpt)
+
+
+def test_a_reviser_that_asks_is_shown_the_definition_in_the_same_round(make_repo: RepoFactory) -> None:
+    tests = "from pkg.mod import f7\n\n\ndef test_f7():\n    assert f7(1, 2) == 3\n"
+    root = make_repo({**SMALL_PROJECT, "tests/test_mod.py": tests, "pkg/mod.py": big_module(34, False)})
+    write_files(root, {"pkg/mod.py": big_module(34, True)})
+    repo = GitRepo.find(root)
+    change = from_worktree([Path("pkg/mod.py")], cwd=root, repo=repo, max_bytes=1 << 20)
+    fix = "pkg/mod.py\n```python\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```\n"
+    asks = ["SHOW: f30"] * (MAX_ASKS + 1)
+    model = ScriptedModel([PASS, *asks, fix, PASS])
+    settings = Settings(model="claude-sonnet-4-5", confirm="always", merge="never")
+    with Evaluator(
+        change, settings, SubprocessRunner(), {"PATH": "/usr/bin:/bin"}, project_files(root, repo)
+    ) as ev:
+        result = refine(change, settings, model, ev, intent="f7 must add")
+    reviser = model.history[1]
+    assert "SHOW: name" in reviser.prompt_text()  # the reviser is told how to ask
+    assert "def f30(a, b):" not in reviser.prompt_text()
+    asked = model.history[2]
+    assert "def f30(a, b):" in asked.prompt_text() and asked.role == "reviser"
+    # At most MAX_ASKS asks are answered; the answer after them is read as an edit (and fails, once).
+    assert result.asks == MAX_ASKS
