@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
@@ -226,6 +226,8 @@ class PromptBuilder:
         self._signal_tokens = signal_tokens
         # Lint signals already in whole files at the start of the run: shown as context, not as faults.
         self.context: tuple[Signal, ...] = ()
+        # The project's rules section for the files under review (refiner/rules.py); None: no rules.
+        self.rules: Callable[[Sequence[str]], str] | None = None
 
     def _system(self, files: Mapping[str, str], views: Mapping[str, FileView] | None) -> tuple[Block, ...]:
         # The rules' example names a file under review: a small model copies the example's path as it is.
@@ -287,6 +289,9 @@ class PromptBuilder:
             "The intent of the change:\n" + fence("intent", intent),
             scope,
         ]
+        rules = self.rules(list(files)) if self.rules is not None else ""
+        if rules:
+            parts.insert(2, rules)
         if changed:
             parts.append("Functions and classes the change touches: " + ", ".join(changed))
         if whole:
