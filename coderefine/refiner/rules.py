@@ -15,7 +15,16 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 
 from coderefine.config import Settings
-from coderefine.project.rules import Reader, RuleSource, base_settings, find_rules
+from coderefine.project.change import Change
+from coderefine.project.gitio import GitRepo
+from coderefine.project.rules import (
+    Reader,
+    RuleSource,
+    base_settings,
+    commit_reader,
+    disk_reader,
+    find_rules,
+)
 from coderefine.refiner.critique import Critique, Issue
 
 CHARS_PER_TOKEN = 4
@@ -201,3 +210,13 @@ def trusted_rules(settings: Settings, read: Reader) -> ProjectRules:
     """The rules of a trusted version (``read``: the base, or HEAD), the rules settings of its own
     pyproject.toml included: what a change under review cannot write for itself."""
     return ProjectRules(base_settings(settings, read), read)
+
+
+def base_rules(change: Change, settings: Settings) -> ProjectRules:
+    """The rules of a review of ``change``: its base's rules files and rules settings (``change.base``,
+    the merge base), so that a pull request that edits AGENTS.md or its pyproject.toml changes nothing
+    in its own review. Without git or a base there is no trusted version to read: the files as they are."""
+    repo = GitRepo.find(change.root) if change.base else None
+    if repo is None or change.base is None:
+        return ProjectRules(settings, disk_reader(change.root))
+    return trusted_rules(settings, commit_reader(repo, change.base))
