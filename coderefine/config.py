@@ -80,6 +80,8 @@ class Settings:
     rules_files: tuple[str, ...] = ("AGENTS.md",)
     rules: tuple[RuleEntry, ...] = ()
     rules_tokens: int = 1_000
+    # Fingerprints of review findings a person dismissed, never raised again (doors/review/dismissed.py).
+    ignore_file: str = ".coderefine-ignore"
     confirm: str = "signals"
     first_critique: str = "critic"
     merge: str = "one-issue"

@@ -91,7 +91,8 @@ def matches(path: str, globs: Sequence[str]) -> bool:
     if not globs:
         return True
     for glob in globs:
-        glob = glob.strip().lstrip("./") if glob.startswith("./") else glob.strip()
+        glob = glob.strip()
+        glob = glob[2:] if glob.startswith("./") else glob
         if glob.endswith("/"):
             glob += "**"
         if fnmatch.fnmatchcase(path, glob) or fnmatch.fnmatchcase(path, glob.replace("**/", "")):

@@ -63,6 +63,8 @@ class ReviewReport:
     charges: tuple[ModelCharge, ...] = ()  # per role and model
     files: tuple[str, ...] = ()  # the changed files this report covers (all of them unless sharded)
     shard: tuple[int, int] | None = None  # (K, N) of a sharded run (``review --shard K/N``)
+    # Fingerprints of findings a person dismissed earlier, left out of ``findings`` (dismissed.py).
+    held_back: tuple[str, ...] = ()
 
     def inline(self, finding: Finding) -> bool:
         return commentable(finding, self.right)
