@@ -218,6 +218,7 @@ class Outcome:
     rules_tokens: int
     seconds: float
     note: str = ""
+    said: tuple[str, ...] = ()  # the critic's issues, one line each
 
 
 def run_case(
@@ -278,6 +279,7 @@ def run_case(
         rules_tokens,
         seconds,
         "" if critique is not None else (result.rounds[0].note if result.rounds else "no critique"),
+        tuple(f"[{i.severity}] {i.title}" + (f" (rule {i.rule})" if i.rule else "") for i in issues),
     )
 
 
@@ -323,6 +325,8 @@ def main(argv: list[str] | None = None) -> int:
                     file=sys.stderr,
                     flush=True,
                 )
+                for line in outcome.said:
+                    print(f"         {line[:160]}", file=sys.stderr, flush=True)
     finally:
         close = getattr(model, "close", None)
         if callable(close):
