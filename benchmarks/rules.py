@@ -303,10 +303,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", default="", help="comma-separated case numbers (default: all)")
     args = parser.parse_args(argv)
     if args.model:
-        from coderefine.config import Settings
+        from coderefine.config import load_settings
         from coderefine.models.factory import make_role_model
 
-        model: Model = make_role_model(Settings(model=args.model), os.environ, progress=sys.stderr)
+        # CODEREFINE_* settings apply (a longer model-timeout for a small model on a loaded machine).
+        settings = load_settings(Path(tempfile.gettempdir()), os.environ, {"model": args.model})
+        model: Model = make_role_model(settings, os.environ, progress=sys.stderr)
     else:
         model = StandIn()  # type: ignore[assignment]
     chosen = [CASES[int(n)] for n in args.cases.split(",")] if args.cases else list(CASES)
