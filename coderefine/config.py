@@ -24,6 +24,17 @@ DEFAULT_INTENT = "fix defects without changing intended behaviour"
 # ruff's own default selection changes between releases; naming it keeps results reproducible.
 DEFAULT_RUFF_SELECT = ("E4", "E7", "E9", "F", "B")
 ENV_PREFIX = "CODEREFINE_"
+RULE_SEVERITIES = ("", "error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class RuleEntry:
+    """One entry of ``rules`` (``[[tool.coderefine.rules]]``): ``text`` for the files matching ``paths``
+    (globs; none: every file), and the severity a finding that applies it carries ("": the critic's)."""
+
+    text: str
+    paths: tuple[str, ...] = ()
+    severity: str = ""
 
 
 @dataclass(frozen=True)
@@ -67,6 +78,13 @@ class Settings:
     signal_tokens: int = 1_500
     # The failing tests' source in a request, cut to about this many tokens (0: no limit); refiner/spec.py.
     spec_tokens: int = 1_200
+    # The project's rules (refiner/rules.py): files read at the root and in every folder down to each file
+    # under review, the entries of ``rules``, and the budget of their section (0: no limit).
+    rules_files: tuple[str, ...] = ("AGENTS.md",)
+    rules: tuple[RuleEntry, ...] = ()
+    rules_tokens: int = 1_000
+    # Fingerprints of review findings a person dismissed, never raised again (doors/review/dismissed.py).
+    ignore_file: str = ".coderefine-ignore"
     confirm: str = "signals"
     first_critique: str = "critic"
     merge: str = "one-issue"
@@ -114,6 +132,7 @@ _MINIMUMS: dict[str, float] = {
     "view_tokens": 0,
     "signal_tokens": 0,
     "spec_tokens": 0,
+    "rules_tokens": 0,
 }
 
 
@@ -138,6 +157,8 @@ def _coerce(name: str, value: object, where: str) -> object:
     label = f"'{name.replace('_', '-')}' in {where}"
     if name == "tests" and isinstance(value, str) and value.lower() in ("all", "related"):
         result: object = "all" if value.lower() == "all" else True
+    elif name == "rules":
+        result = rule_entries(value, label)
     elif kind is bool:
         if isinstance(value, bool):
             result = value
@@ -196,6 +217,49 @@ def _table_of_tables(value: object, label: str) -> dict[str, dict[str, object]]:
     if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
         raise wrong
     return {str(k): dict(v) for k, v in value.items()}
+
+
+def rule_entries(value: object, label: str) -> tuple[RuleEntry, ...]:
+    """``rules`` as entries: a text for every file, a list of texts, or ``[[tool.coderefine.rules]]``
+    tables (``text``, optional ``paths`` and ``severity``); from the environment, text or that as JSON."""
+    example = (
+        f"{label} must be a text, a list of texts, or [[tool.coderefine.rules]] tables with text = '...' "
+        "and optional paths = ['src/**'] and severity = 'error'|'warning'|'info'"
+    )
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped.startswith(("[", "{")):
+            try:
+                value = json.loads(stripped)
+            except ValueError:
+                raise ConfigError(f"{example}; the JSON did not parse") from None
+        else:
+            return (RuleEntry(stripped),) if stripped else ()
+    items = value if isinstance(value, list | tuple) else [value]
+    entries: list[RuleEntry] = []
+    for number, item in enumerate(items, start=1):
+        if isinstance(item, RuleEntry):
+            entries.append(item)
+            continue
+        if isinstance(item, str):
+            item = {"text": item}
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            raise ConfigError(f"{example}; entry {number} is {item!r}")
+        unknown = sorted(set(item) - {"text", "paths", "severity"})
+        if unknown:
+            raise ConfigError(f"{example}; entry {number} has unknown key(s) {', '.join(unknown)}")
+        paths = item.get("paths", [])
+        if isinstance(paths, str):
+            paths = [paths]
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            raise ConfigError(f"{example}; entry {number}'s paths must be a list of globs, not {paths!r}")
+        severity = str(item.get("severity", "")).lower()
+        if severity not in RULE_SEVERITIES:
+            raise ConfigError(
+                f"{example}; entry {number}'s severity {item.get('severity')!r} is none of them"
+            )
+        entries.append(RuleEntry(item["text"].strip(), tuple(paths), severity))
+    return tuple(entries)
 
 
 def read_pyproject_table(project_root: Path) -> dict[str, object]:

@@ -26,6 +26,8 @@ class FakeGitHub:
         self.issue_comments: list[dict[str, Any]] = []
         self.calls: list[tuple[str, str]] = []
         self._next_id = 100
+        # Review threads a person resolved (the id of their first comment -> who), for the GraphQL API.
+        self.resolved_threads: dict[int, str] = {}
 
     def _id(self) -> int:
         self._next_id += 1
@@ -43,6 +45,38 @@ class FakeGitHub:
         self.review_comments.append(stored)
         return stored
 
+    def react(self, comment_id: int, content: str) -> None:
+        """A person's reaction (``+1``, ``-1``, ...) on a review comment, counted as GitHub lists it."""
+        comment = next(c for c in self.review_comments if c["id"] == comment_id)
+        reactions = comment.setdefault("reactions", {"total_count": 0})
+        reactions[content] = reactions.get(content, 0) + 1
+        reactions["total_count"] += 1
+
+    def resolve_thread(self, comment_id: int, login: str = "maintainer") -> None:
+        """A person resolves the thread a review comment starts."""
+        self.resolved_threads[comment_id] = login
+
+    def _threads(self, body: Mapping[str, Any]) -> httpx2.Response:
+        """The GraphQL reviewThreads query, one thread per top-level review comment, in pages of two."""
+        assert "reviewThreads" in body["query"]
+        variables = body["variables"]
+        assert (variables["owner"] + "/" + variables["name"], variables["number"]) == (REPO, PULL)
+        firsts = [c for c in self.review_comments if not c.get("in_reply_to_id")]
+        start = int(variables.get("cursor") or 0)
+        nodes = [
+            {
+                "isResolved": c["id"] in self.resolved_threads,
+                "resolvedBy": {"login": self.resolved_threads[c["id"]]}
+                if c["id"] in self.resolved_threads
+                else None,
+                "comments": {"nodes": [{"databaseId": c["id"], "body": c["body"]}]},
+            }
+            for c in firsts[start : start + 2]
+        ]
+        more = start + 2 < len(firsts)
+        page = {"pageInfo": {"hasNextPage": more, "endCursor": str(start + 2)}, "nodes": nodes}
+        return httpx2.Response(200, json={"data": {"repository": {"pullRequest": {"reviewThreads": page}}}})
+
     def handler(self, request: httpx2.Request) -> httpx2.Response:
         path = request.url.path
         method = request.method
@@ -51,6 +85,8 @@ class FakeGitHub:
         body = json.loads(request.content) if request.content else {}
         base = f"/repos/{REPO}"
         page = int(request.url.params.get("page", "1"))
+        if method == "POST" and path == "/graphql":
+            return self._threads(body)
         if method == "GET" and path == f"{base}/pulls/{PULL}/comments":
             return httpx2.Response(200, json=self.review_comments if page == 1 else [])
         if method == "GET" and path == f"{base}/issues/{PULL}/comments":

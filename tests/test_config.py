@@ -129,3 +129,23 @@ def test_merge_is_a_choice_from_pyproject_or_the_environment(tmp_path: Path) -> 
     (tmp_path / "pyproject.toml").write_text('[tool.coderefine]\nmerge = "always"\n')
     with pytest.raises(ConfigError, match="one-issue"):
         load_settings(tmp_path, {})
+
+
+def test_rules_as_text_list_or_tables(tmp_path: Path) -> None:
+    from coderefine.config import RuleEntry
+
+    write_pyproject(
+        tmp_path,
+        '[tool.coderefine]\nrules-files = ["AGENTS.md", "CLAUDE.md"]\n'
+        '[[tool.coderefine.rules]]\npaths = ["src/**"]\ntext = "No print."\nseverity = "error"\n'
+        '[[tool.coderefine.rules]]\ntext = "Keep signatures."\n',
+    )
+    settings = load_settings(tmp_path, {})
+    assert settings.rules_files == ("AGENTS.md", "CLAUDE.md")
+    assert settings.rules == (RuleEntry("No print.", ("src/**",), "error"), RuleEntry("Keep signatures."))
+    assert load_settings(tmp_path, {"CODEREFINE_RULES": "Be nice."}).rules == (RuleEntry("Be nice."),)
+    write_pyproject(
+        tmp_path, '[tool.coderefine]\n[[tool.coderefine.rules]]\ntext = "x"\nseverity = "fatal"\n'
+    )
+    with pytest.raises(ConfigError, match="severity 'fatal'"):
+        load_settings(tmp_path, {})

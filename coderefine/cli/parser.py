@@ -29,6 +29,7 @@ examples:
   coderefine check app.py                 signals of app.py's uncommitted change (no model needed)
   coderefine check --staged               signals of what is staged for commit
   coderefine check --base origin/main     signals of this branch since it left main
+  coderefine check --rules app.py         the project's rules (AGENTS.md, ...) the critic gets for app.py
   git diff | coderefine check --patch -   signals of a patch
   coderefine fix app.py -m "handle empty input"   refine a change with the model and write it
   coderefine draft new.py --intent "parse ISO dates"   write new code, then refine it
@@ -70,6 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also say which tests ran and how each was found (the import chain from the test to the "
         "change, or its name); --format json always has it, as tests_why",
+    )
+    check.add_argument(
+        "--rules",
+        action="store_true",
+        help="print the project's rules each file of the change gets (AGENTS.md and the other rules-files "
+        "down its folders, the rules setting), as the critic is told them, and run nothing; with --staged "
+        "they are HEAD's and with --base the merge base's, as the hook and review read them",
     )
 
     fix = commands.add_parser(

@@ -23,6 +23,7 @@ from coderefine.models.roles import models_key
 from coderefine.project.cache import ReviewCache, cache_key, content_hash
 from coderefine.project.change import Change, from_staged
 from coderefine.project.gitio import GitRepo
+from coderefine.project.rules import Reader, RuleSource, base_settings, commit_reader, find_rules
 from coderefine.project.runner import Runner
 from coderefine.project.writes import FileWrite, Journal
 from coderefine.version import __version__
@@ -41,6 +42,11 @@ HOOK_SCREEN = 2_000
 
 Mode = Literal["fix", "check", "signals"]
 Status = Literal["clean", "fixed", "findings", "skipped", "not-written"]
+
+
+def _nothing(rel: str) -> None:
+    """The reader of a repository with no commit yet: no trusted version, so no rules."""
+    return None
 
 
 @dataclass(frozen=True)
@@ -175,6 +181,10 @@ class Hook:
         self._environ = environ
         self._cache = cache
         self._clock = clock
+        # The project's rules come from HEAD, never from the index: a commit must not write the rules it
+        # is reviewed by (a staged AGENTS.md or pyproject.toml counts from the next commit on).
+        self._rules_read: Reader = commit_reader(repo, "HEAD") if repo.has_head() else _nothing
+        self._rules_settings = base_settings(settings, self._rules_read)
 
     def run(self, paths: Sequence[Path], *, cwd: Path, timeout: float) -> HookResult:
         """Review the staged content of ``paths`` (all staged Python files when empty)."""
@@ -236,14 +246,22 @@ class Hook:
                 "intent": self._intent,
                 "settings": settings_key(settings),
                 "path": file.path,
+                "rules": content_hash(repr(self._rules_for(file.path))),
                 "before": content_hash(file.before.text) if file.before else None,
                 "after": content_hash(after if after is not None else file.after.text),
             }
         )
 
+    def _rules_for(self, path: str) -> tuple[RuleSource, ...]:
+        settings = self._rules_settings
+        return find_rules([path], self._rules_read, settings.rules_files, settings.rules)
+
     def _review(self, change: Change, key: str, files: Sequence[str], deadline: float | None) -> _Work:
         # Imported here: a run where every file is a cache hit never needs them.
         from coderefine.refiner.loop import refine, review
+        from coderefine.refiner.rules import ProjectRules
+
+        rules = ProjectRules(self._rules_settings, self._rules_read)
         from coderefine.signals.check import CheckResult
         from coderefine.signals.evaluate import Evaluator
 
@@ -272,6 +290,7 @@ class Hook:
                     intent=self._intent,
                     deadline=deadline,
                     read_project=self._staged_text,
+                    rules=rules,
                 )
                 return _charged(self._check_work(reviewed, key), reviewed)
             refined = refine(
@@ -282,6 +301,7 @@ class Hook:
                 intent=self._intent,
                 deadline=deadline,
                 read_project=self._staged_text,
+                rules=rules,
             )
             return _charged(self._fix_work(refined, key), refined)
 

@@ -39,6 +39,11 @@ CRITIQUE_SCHEMA: dict[str, Any] = {
                         "description": "The code or signal that shows the problem, quoted exactly.",
                     },
                     "suggestion": {"type": "string"},
+                    "rule": {
+                        "type": "string",
+                        "description": "Only for an issue that breaks one of the project's rules listed in "
+                        "the request: that rule's FILE:LINE as listed. Otherwise leave this out.",
+                    },
                 },
                 "required": ["title", "severity", "path", "line", "evidence", "suggestion"],
             },
@@ -89,11 +94,15 @@ class Issue:
     # Set when the parser moved the critic's lines (to where the evidence is, or into the file): says
     # from where, so whoever reads the issue knows the numbers are not the critic's own.
     relocated: str = ""
+    # The project rule the issue applies: FILE:LINE as the critic named it, then (refiner/rules.py) that
+    # place and the rule's words; "" for none.
+    rule: str = ""
 
     def as_data(self) -> dict[str, Any]:
         data = dict(self.__dict__)
-        if not self.relocated:
-            del data["relocated"]
+        for optional in ("relocated", "rule"):
+            if not data[optional]:
+                del data[optional]
         return data
 
 
@@ -234,6 +243,7 @@ def _parse_issue(
         evidence=evidence,
         suggestion=str(raw.get("suggestion") or ""),
         relocated=relocated,
+        rule=str(raw.get("rule") or "").strip()[:200],
     )
 
 

@@ -22,6 +22,7 @@ from coderefine.refiner.critique import Critique, CritiqueError
 from coderefine.refiner.policy import confirmed_by_signals, covers, merge_refusal, name_backed
 from coderefine.refiner.prompting import preexisting, split_context
 from coderefine.refiner.records import RefineResult, RoundRecord, StopReason
+from coderefine.refiner.rules import ProjectRules
 from coderefine.refiner.session import Evaluates, NoProgress, Progress, RejectedEdit, Session
 from coderefine.signals.base import Comparison
 from coderefine.signals.evaluate import Evaluation
@@ -43,6 +44,7 @@ def refine(
     retry_worse: bool = False,
     spec_tests: Sequence[str] = (),
     read_project: Callable[[str], str | None] | None = None,
+    rules: ProjectRules | None = None,
 ) -> RefineResult:
     """Refine ``change`` with ``model`` for at most ``settings.rounds`` rounds; keep the best candidate.
 
@@ -54,7 +56,8 @@ def refine(
     worse (Self-Refine's retry), within the round budget. ``spec_tests``: the tests whose source the
     author is shown when no signal says which fail (a run without signals, the bench's one-shot).
     ``read_project``: the project's other files as the tests see them (the failing tests' source is read
-    through it; a staged change's come from the index); the disk by default.
+    through it; a staged change's come from the index); the disk by default. ``rules``: the project's
+    rules for the critic (the disk's by default; the hook passes HEAD's).
     """
     prepare_gate()
     run = Session(
@@ -69,6 +72,7 @@ def refine(
         merge=settings.merge == "one-issue",
         spec_tests=spec_tests,
         read_project=read_project,
+        rules=rules,
     )
     texts = dict(run.original)
     initial = current = run.evaluate(texts, 0)
@@ -269,6 +273,7 @@ def review(
     clock: Callable[[], float] = time.monotonic,
     deadline: float | None = None,
     read_project: Callable[[str], str | None] | None = None,
+    rules: ProjectRules | None = None,
 ) -> RefineResult:
     """Critique only: the signals and one critique of the change; nothing is revised or written."""
     prepare_gate()  # a verified fix goes through the gate
@@ -282,6 +287,7 @@ def review(
         clock,
         deadline,
         read_project=read_project,
+        rules=rules,
     )
     texts = dict(run.original)
     current = run.evaluate(texts, 0)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
@@ -257,6 +257,8 @@ class PromptBuilder:
         self.context: tuple[Signal, ...] = ()
         # Where the failing tests point, once the session has ranked it (None: not known, not shown).
         self.localization: Localization | None = None
+        # The project's rules section for the files under review (refiner/rules.py); None: no rules.
+        self.rules: Callable[[Sequence[str]], str] | None = None
 
     def _system(self, files: Mapping[str, str], views: Mapping[str, FileView] | None) -> tuple[Block, ...]:
         # The rules' example names a file under review: a small model copies the example's path as it is.
@@ -316,6 +318,7 @@ class PromptBuilder:
         sections: dict[str, str | Sequence[str]] = {
             "role": "ROLE: CRITIC. Call `report_critique` with your review of this change.",
             "intent": "The intent of the change:\n" + fence("intent", intent),
+            "rules": self.rules(list(files)) if self.rules is not None else "",
             "scope": scope,
             "whole": whole_note(whole, views or {}),
             "signals": signals_section(comparison, self.context, self._signal_tokens),

@@ -10,13 +10,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-# What each role's message holds, in order. "role": what to answer; "scope": the diff, or that there is
-# none; "changed": the definitions the diff touches; "whole": the files with no version before the
-# change, and what of them is shown; "localization": where the failing tests point (localize.py);
+# What each role's message holds, in order. "role": what to answer; "rules": the project's own rules
+# (rules.py), fenced as data; "scope": the diff, or that there is none; "changed": the definitions the
+# diff touches; "whole": the files with no version before the change, and what of them is shown;
+# "localization": where the failing tests point (localize.py);
 # "spec": the failing tests' source (spec.py); "files": the files the model may edit; "asks": how to ask
 # for code not shown (asks.py), when a file is shown in part.
 ORDER: Mapping[str, tuple[str, ...]] = {
-    "critic": ("role", "intent", "scope", "changed", "whole", "signals", "localization", "spec", "merge"),
+    "critic": (
+        "role",
+        "intent",
+        "rules",
+        "scope",
+        "changed",
+        "whole",
+        "signals",
+        "localization",
+        "spec",
+        "merge",
+    ),
     "reviser": ("role", "intent", "critique", "unseen", "signals", "localization", "spec", "files", "asks"),
     "author": ("role", "intent", "localization", "spec", "files", "asks"),
 }

@@ -17,12 +17,14 @@ from coderefine.models.roles import role_specs
 from coderefine.models.windows import DIFF_ALLOWANCE, FLOOR, prompt_limit, signal_budget, view_budget
 from coderefine.project.change import Change
 from coderefine.project.redact import Redactor
+from coderefine.project.rules import disk_reader
 from coderefine.refiner.asks import MAX_ASKS, answer, asks_in
 from coderefine.refiner.context import FileView, fit_views, named_spans, unseen_note, views_for
 from coderefine.refiner.critique import Critique, CritiqueError, parse_critique
 from coderefine.refiner.ledger import Ledger
 from coderefine.refiner.localize import Localization, localize
-from coderefine.refiner.prompting import EDIT_RETRY, MAX_ECHO, PromptBuilder, excerpt, prompt_text
+from coderefine.refiner.prompting import EDIT_RETRY, MAX_ECHO, PromptBuilder, excerpt, fence, prompt_text
+from coderefine.refiner.rules import ProjectRules
 from coderefine.refiner.spec import CHARS_PER_TOKEN, SpecSource, project_reader
 from coderefine.signals.base import Comparison, Signal, touched_lines
 from coderefine.signals.evaluate import Evaluation
@@ -84,10 +86,13 @@ class Session:
         merge: bool = False,
         spec_tests: Sequence[str] = (),
         read_project: Callable[[str], str | None] | None = None,
+        rules: ProjectRules | None = None,
     ) -> None:
         """``spec_tests``: the tests whose source the author is shown when no signal says which fail
         (the bench's one-shot, which runs none). ``read_project``: the project's other files by relative
-        path, as the tests run them (the git index for a staged change); the disk by default."""
+        path, as the tests run them (the git index for a staged change); the disk by default. ``rules``: the
+        project's rules the critic is given (read from the disk by default; a review's and the hook's come
+        from a version the change cannot have written)."""
         self.change = change
         self.settings = settings
         self.model = model
@@ -113,6 +118,8 @@ class Session:
             signal_tokens=signal_tokens,
             spec=self._spec_source(settings, readers, spec_tests, read_project),
         )
+        self.rules = rules or ProjectRules(settings, disk_reader(change.root))
+        self.prompts.rules = lambda paths: self.rules.section(paths, fence).text
         models = (readers["author"], readers["critic"], readers["reviser"])
         spec_tokens = signal_budget(settings.spec_tokens, "spec_tokens" in settings.sources, models)
         fitted = view_budget(
@@ -320,12 +327,12 @@ class Session:
         )
         reply = self.call(request, round_number)
         try:
-            return parse_critique(reply.tool_input, reply.text, texts)
+            return self.rules.cite(parse_critique(reply.tool_input, reply.text, texts), texts)
         except CritiqueError as exc:
             retry = self._retry(request, reply.text, "critique_retry", str(exc) + _why(reply))
             reply = self.call(retry, round_number)
             try:
-                return parse_critique(reply.tool_input, reply.text, texts)
+                return self.rules.cite(parse_critique(reply.tool_input, reply.text, texts), texts)
             except CritiqueError as again:
                 raise CritiqueError(str(again) + _why(reply)) from again
 

@@ -146,6 +146,8 @@ def _review(args: argparse.Namespace, out: TextIO, started: WarmPytest | None) -
         warm=prestart(repo.root, settings, os.environ, files, started),
         base_results=_base_results(repo, change, head_sha, settings),
     )
+    if shard is None:  # a shard's report is held back once merged, where it is published
+        report = held_back(report, settings, repo, args.github_review)
     write_outputs(report, outputs, out)
     if args.github_review:
         publish(report)
@@ -196,6 +198,21 @@ def write_outputs(report: ReviewReport, outputs: list[tuple[str, str | None]], o
             github.append_step_summary(report, os.environ)
 
 
+def held_back(report: ReviewReport, settings: Settings, repo: GitRepo | None, github: bool) -> ReviewReport:
+    """``report`` without the findings a person dismissed (the ignore file; on GitHub, resolved threads
+    and thumbs-down reactions), said on stderr."""
+    from coderefine.doors.review.dismissed import apply_dismissals
+    from coderefine.doors.review.github_api import GitHubReviewer
+
+    reviewer = GitHubReviewer.from_environment(os.environ) if github else None
+    report, note = apply_dismissals(report, settings.ignore_file, repo, reviewer)
+    if report.held_back:
+        print(f"coderefine: {len(report.held_back)} dismissed finding(s) held back", file=sys.stderr)
+    if note:
+        print(f"coderefine: {note}", file=sys.stderr)
+    return report
+
+
 def publish(report: ReviewReport) -> None:
     """The pull request review (``--github-review``): inline comments and the one summary comment."""
     from coderefine.doors.review.github_api import GitHubReviewer
@@ -222,6 +239,7 @@ def command_merge(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     root = repo.root if repo is not None else Path.cwd()
     flags = {"fail_on": args.fail_on} if args.fail_on else {}
     settings = load_settings(root, os.environ, flags)
+    report = held_back(report, settings, repo, args.github_review)
     write_outputs(report, outputs, out)
     if args.github_review:
         publish(report)

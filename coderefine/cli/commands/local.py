@@ -49,6 +49,8 @@ def _check(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPy
     if not change.files:
         out.write("coderefine check: no Python files in the change; nothing to do\n")
         return EXIT_CLEAN
+    if getattr(args, "rules", False):
+        return _print_rules(args, repo, settings, change, out)
     from coderefine.project.workspace import project_files
     from coderefine.signals.prestart import prestart
 
@@ -66,6 +68,33 @@ def _check(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPy
     else:
         out.write(render_check(result, settings.fail_on, explain=args.explain))
     return EXIT_FINDINGS if result.failed(settings.fail_on) else EXIT_CLEAN
+
+
+def _print_rules(args: argparse.Namespace, repo: Any, settings: Any, change: Any, out: TextIO) -> int:
+    """``check --rules``: each file's rules whole, then the section one request gets (its tokens, what
+    the budget cut), read from the version the door that reviews such a change reads them from."""
+    from coderefine.project.rules import commit_reader, disk_reader
+    from coderefine.refiner.prompting import fence
+    from coderefine.refiner.rules import ProjectRules, render_plain, trusted_rules
+
+    if repo is not None and args.staged and repo.has_head():
+        rules, where = trusted_rules(settings, commit_reader(repo, "HEAD")), "HEAD (as the hook reads them)"
+    elif repo is not None and change.base:
+        rules = trusted_rules(settings, commit_reader(repo, change.base))
+        where = f"the merge base {change.base[:12]} (as review reads them)"
+    else:
+        rules, where = ProjectRules(settings, disk_reader(change.root)), "the files on disk"
+    out.write(f"Project rules read from {where}.\n\n")
+    for path in change.paths:
+        out.write(render_plain(rules.sources([path]), path) + "\n")
+    section = rules.section(change.paths, fence)
+    if section.text:
+        budget = f"budget {rules.tokens}" if rules.tokens else "no budget"
+        out.write(
+            f"The critic's request for these files carries about {section.tokens} tokens of rules ({budget})"
+        )
+        out.write(f"; cut: {'; '.join(section.cut)}.\n" if section.cut else ", nothing cut.\n")
+    return EXIT_CLEAN
 
 
 def command_fix(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:

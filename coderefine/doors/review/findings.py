@@ -102,6 +102,9 @@ def from_issue(issue: Issue, texts: Mapping[str, str]) -> Finding:
     message = issue.suggestion
     if issue.evidence:
         message = f"{issue.suggestion}\n\nEvidence: {issue.evidence}" if issue.suggestion else issue.evidence
+    if issue.rule:
+        # The project's own rule is the reason: quoted, with where it is written (refiner/rules.py).
+        message = f"Project rule {issue.rule}\n\n{message}".rstrip()
     return Finding(
         rule_id=f"coderefine/critic-{issue.severity}",
         severity=issue.severity,

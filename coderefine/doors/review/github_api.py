@@ -28,6 +28,23 @@ from coderefine.version import __version__
 FINGERPRINT = re.compile(r"<!-- coderefine:fp=([0-9a-f]+) -->")
 RESOLVED_MARKER = "<!-- coderefine:resolved -->"
 PER_PAGE = 100
+# Review threads (resolved or not, and by whom) exist only in the GraphQL API.
+THREADS_QUERY = """
+query($owner: String!, $name: String!, $number: Int!, $cursor: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $cursor) {
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          isResolved
+          resolvedBy { login }
+          comments(first: 1) { nodes { databaseId body } }
+        }
+      }
+    }
+  }
+}
+"""
 
 
 @dataclass(frozen=True)
@@ -92,10 +109,12 @@ def _comment_payload(finding: Finding, commit: str) -> dict[str, Any]:
 
 
 class GitHubReviewer:
-    def __init__(self, client: httpx2.Client, pull: PullRequest) -> None:
+    def __init__(self, client: httpx2.Client, pull: PullRequest, graphql_url: str = "") -> None:
         self._client = client
         self._pull = pull
         self._base = f"/repos/{pull.repository}"
+        # Review threads (resolved or not) exist only in the GraphQL API.
+        self._graphql_url = graphql_url or str(client.base_url).rstrip("/") + "/graphql"
 
     @classmethod
     def from_environment(
@@ -117,7 +136,31 @@ class GitHubReviewer:
             timeout=30.0,
             transport=transport,
         )
-        return cls(client, pull_request_from_environment(environ))
+        return cls(client, pull_request_from_environment(environ), environ.get("GITHUB_GRAPHQL_URL", ""))
+
+    def review_comments(self) -> list[dict[str, Any]]:
+        """Every review comment of the pull request, with its reactions' counts."""
+        return self._get_all(f"{self._base}/pulls/{self._pull.number}/comments")
+
+    def review_threads(self) -> list[dict[str, Any]]:
+        """The pull request's review threads: resolved or not, by whom, and their first comment."""
+        owner, _, name = self._pull.repository.partition("/")
+        threads: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            variables = {"owner": owner, "name": name, "number": self._pull.number, "cursor": cursor}
+            response = self._client.post(
+                self._graphql_url, json={"query": THREADS_QUERY, "variables": variables}
+            )
+            self._check(response, "the review threads (GraphQL)")
+            data = response.json()
+            if data.get("errors"):
+                raise UsageError(f"GitHub refused the review threads (GraphQL): {str(data['errors'])[:200]}")
+            page = data["data"]["repository"]["pullRequest"]["reviewThreads"]
+            threads.extend(page.get("nodes") or [])
+            if not page["pageInfo"]["hasNextPage"]:
+                return threads
+            cursor = page["pageInfo"]["endCursor"]
 
     def _get_all(self, path: str) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
@@ -153,7 +196,8 @@ class GitHubReviewer:
         self._post(new, result)
         for fingerprint, comment in ours.items():
             body = comment.get("body") or ""
-            if fingerprint in current or RESOLVED_MARKER in body:
+            # A finding a person dismissed is still there, only held back: its comment stays as it is.
+            if fingerprint in current or fingerprint in report.held_back or RESOLVED_MARKER in body:
                 continue
             first = body.splitlines()[0] if body else ""
             note = f"**Resolved**: no longer found at {report.head[:10]}."

@@ -53,6 +53,15 @@ def _counts(report: ReviewReport) -> str:
     return ", ".join(parts) or "no findings"
 
 
+def held_back_line(report: ReviewReport) -> str:
+    """How many findings were held back because a person dismissed them earlier (dismissed.py)."""
+    count = len(report.held_back)
+    return (
+        f"held back: {count} finding{'s' if count != 1 else ''} a person dismissed earlier on the same code "
+        "(a resolved thread, a thumbs-down, or the ignore file)"
+    )
+
+
 def render_text(report: ReviewReport) -> str:
     lines = [
         f"coderefine review: {report.base[:10]}..{report.head[:10]} — {_counts(report)}",
@@ -73,6 +82,8 @@ def render_text(report: ReviewReport) -> str:
         lines.append(f"shard {report.shard[0]}/{report.shard[1]}: {', '.join(report.files) or 'no files'}")
     if report.not_reviewed:
         lines.append(f"not reviewed by the model (budget): {', '.join(report.not_reviewed)}")
+    if report.held_back:
+        lines.append(held_back_line(report))
     if report.usage:
         total_in = sum(u.total_input for u in report.usage.values())
         total_out = sum(u.output_tokens for u in report.usage.values())
@@ -123,6 +134,8 @@ def render_markdown(report: ReviewReport, *, placed: set[str] | None = None) -> 
     lines += ["", f"Signals: {status}."]
     if report.model_note:
         lines.append(f"\n> {report.model_note}")
+    if report.held_back:
+        lines.append(f"\n{held_back_line(report)}")
     if report.not_reviewed:
         lines.append(
             f"\nNot reviewed by the model (token or cost budget reached): {', '.join(report.not_reviewed)}."
@@ -153,6 +166,7 @@ def render_json(report: ReviewReport) -> str:
         "files": list(report.files),
         "shard": {"index": report.shard[0], "count": report.shard[1]} if report.shard else None,
         "right": {path: line_ranges(lines) for path, lines in sorted(report.right.items())},
+        "held_back": list(report.held_back),
     }
     return json.dumps(data, indent=2) + "\n"
 

@@ -39,6 +39,7 @@ from coderefine.project.runner import Runner
 from coderefine.refiner.critique import Critique, CritiqueError, Issue
 from coderefine.refiner.ledger import Ledger
 from coderefine.refiner.records import ModelCharge
+from coderefine.refiner.rules import ProjectRules, base_rules
 from coderefine.refiner.session import RejectedEdit, Session
 from coderefine.signals.base import SEVERITY_RANK, Comparison, Signal, SourceStatus
 from coderefine.signals.evaluate import BaselineStore, Evaluation, Evaluator
@@ -63,6 +64,8 @@ class ReviewReport:
     charges: tuple[ModelCharge, ...] = ()  # per role and model
     files: tuple[str, ...] = ()  # the changed files this report covers (all of them unless sharded)
     shard: tuple[int, int] | None = None  # (K, N) of a sharded run (``review --shard K/N``)
+    # Fingerprints of findings a person dismissed earlier, left out of ``findings`` (dismissed.py).
+    held_back: tuple[str, ...] = ()
 
     def inline(self, finding: Finding) -> bool:
         return commentable(finding, self.right)
@@ -151,6 +154,7 @@ def run_review(
     on_file: Callable[[int, int, float, tuple[str, ...]], None] | None = None,
     warm: WarmPytest | None = None,
     base_results: BaselineStore | None = None,
+    rules: ProjectRules | None = None,
 ) -> ReviewReport:
     """Review ``change``; with ``shard`` (K, N), only the files of shard K (``shard.shard_files`` by
     size) are reported and critiqued, while the signals still come from the whole change against the merge
@@ -163,7 +167,9 @@ def run_review(
     ``on_file(done, total, cost so far, files being critiqued)`` is called as each file's review starts
     and ends (progress). ``warm``: a
     warm test server already started for the project (``signals.prestart``). ``base_results``: the base's
-    test results kept between runs (``basecache.base_results``)."""
+    test results kept between runs (``basecache.base_results``). ``rules``: the project's rules for the
+    critic; by default the merge base's (``rules.base_rules``), never the head's."""
+    rules = rules or base_rules(change, settings)
     mine = _shard_paths(change, shard)
     changed = {f.path for f in change.files}
     head_texts = {f.path: f.after.text for f in change.files}
@@ -210,7 +216,9 @@ def run_review(
                         on_file(finished[0], len(order), ledger.cost, tuple(running))
                 single = Change(change.root, (file,), change.source, change.base, change.messages)
                 view = _FileView(evaluator, head_texts, file.path, lock)
-                session = Session(single, settings, model, view, intent, _Quiet(), clock, ledger=ledger)
+                session = Session(
+                    single, settings, model, view, intent, _Quiet(), clock, ledger=ledger, rules=rules
+                )
                 try:
                     result = _review_file(
                         session, view.narrow(initial.comparison), initial, file, head_texts, intent
