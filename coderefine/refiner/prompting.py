@@ -27,7 +27,7 @@ from coderefine.refiner.spec import SpecSource
 from coderefine.signals.base import Comparison, Signal
 from coderefine.signals.failures import fold, split_locals
 
-PROTOCOL_VERSION = "3"
+PROTOCOL_VERSION = "4"
 PROMPTS = Path(__file__).parent / "prompts"
 MAX_SIGNALS = 40
 MAX_ECHO = 20_000
