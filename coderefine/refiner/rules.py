@@ -126,7 +126,8 @@ def render_plain(sources: Sequence[RuleSource], path: str) -> str:
         return (
             f"{path}: no project rules apply (rules files and the `rules` setting: docs/configuration.md)\n"
         )
-    out = [f"{path}: {len(sources)} source(s) of project rules, nearest last:"]
+    sources_noun = "source" if len(sources) == 1 else "sources"
+    out = [f"{path}: {len(sources)} {sources_noun} of project rules, nearest last:"]
     for source in sources:
         out.append("")
         out.append(_header(source, [path]))
