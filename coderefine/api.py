@@ -32,7 +32,7 @@ from coderefine.project.change import Change, load_change, project_root
 from coderefine.project.gitio import GitRepo
 from coderefine.project.lock import run_lock
 from coderefine.project.runner import Runner, SubprocessRunner
-from coderefine.project.workspace import project_files
+from coderefine.project.workspace import tree_files
 from coderefine.project.writes import Journal, UndoResult, Writer
 from coderefine.refiner.loop import review as _review
 from coderefine.refiner.records import RefineResult
@@ -82,7 +82,7 @@ def check(
     """
     env = os.environ if environ is None else environ
     change, settings, repo = _load(files, root, staged, base, patch, settings, env)
-    return run_check(change, settings, runner or SubprocessRunner(), env, project_files(change.root, repo))
+    return run_check(change, settings, runner or SubprocessRunner(), env, tree_files(change.root, repo))
 
 
 def critique(
@@ -106,7 +106,7 @@ def critique(
     env = os.environ if environ is None else environ
     change, settings, repo = _load(files, root, staged, base, patch, settings, env)
     chosen = resolve_model(model, settings, env)
-    files_list = project_files(change.root, repo)
+    files_list = tree_files(change.root, repo)
     with Evaluator(change, settings, runner or SubprocessRunner(), env, files_list) as evaluator:
         return _review(change, settings, chosen, evaluator, intent=intent)
 
@@ -191,7 +191,7 @@ def refine_change(
             change = current_change(change, seen, reload)
             if files is None:
                 with phase(timeline, "project files"):
-                    files = project_files(change.root, repo)
+                    files = tree_files(change.root, repo)
             return refine_and_write(
                 change,
                 settings,

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import functools
 import os
+import posixpath
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -213,6 +214,19 @@ class GitRepo:
         """Tracked files and untracked files that are not ignored: what a copy of the project needs."""
         args = ["ls-files", "--cached", "--others", "--exclude-standard", "-z"]
         return sorted(set(_names(self._run(args, "cannot list the project's files"))))
+
+    def ignored_sources(self, listed: Iterable[str]) -> list[str]:
+        """Ignored Python files beside the ``listed`` ones: what a build wrote into a package and git
+        ignores (setuptools-scm's ``version.py``, a compiled ``_version.py``). A package imports them, so a
+        copy without them fails every test at collection. ``--directory`` keeps a wholly ignored folder
+        (a virtual environment, ``build/``) one line, so only files in the project's own folders count."""
+        args = ["ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"]
+        folders = {posixpath.dirname(rel) for rel in listed if rel.endswith(".py")}
+        return sorted(
+            rel
+            for rel in _names(self._run(args, "cannot list the project's ignored files"))
+            if rel.endswith(".py") and posixpath.dirname(rel) in folders
+        )
 
     def clean_at(self, rev: str) -> list[str] | None:
         """The tracked files when the working tree holds exactly commit ``rev`` (checked out, no tracked

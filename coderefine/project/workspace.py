@@ -58,6 +58,16 @@ def project_files(root: Path, repo: GitRepo | None) -> list[str]:
     return found
 
 
+def tree_files(root: Path, repo: GitRepo | None) -> list[str]:
+    """The files a copy of the project holds: ``project_files`` and, in git, the ignored Python files a
+    build wrote beside the project's own (``GitRepo.ignored_sources``). Never a list of files to review:
+    a generated file is not the user's code."""
+    files = project_files(root, repo)
+    if repo is None or repo.root != root:
+        return files
+    return sorted({*files, *repo.ignored_sources(files)})
+
+
 def copy_files(root: Path, files: Iterable[str], dest: Path) -> None:
     """Copy ``files`` (relative to ``root``) below ``dest``, skipping what cannot matter to tests."""
     # Stale bytecode could shadow the candidate's source (see signals/pytest.py).

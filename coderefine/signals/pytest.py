@@ -229,7 +229,14 @@ def ran_note(events: list[dict[str, object]], tests: Sequence[str]) -> str:
     """How many tests ran, from which files: the reports say it so that "ok" is never a blank cheque."""
     count = len({e.get("nodeid") for e in events if e.get("event") == "result"})
     shown = ", ".join(tests[:5]) + (f" and {len(tests) - 5} more files" if len(tests) > 5 else "")
-    return f"{count} test{'s' if count != 1 else ''} ran from {shown}"
+    note = f"{count} test{'s' if count != 1 else ''} ran from {shown}"
+    broken = len({e.get("nodeid") for e in events if e.get("event") == "collect_error"})
+    if count == 0 and broken:
+        # Errors already there before the change are not counted against it, so without this the report
+        # read "pytest ok ... Clean" for a change no test had run.
+        files = f"{broken} test file{'s' if broken != 1 else ''}"
+        note += f": {files} failed to collect, so nothing tested the change"
+    return note
 
 
 def _result(

@@ -6,7 +6,7 @@ from coderefine.config import Settings
 from coderefine.project.change import from_worktree
 from coderefine.project.gitio import GitRepo
 from coderefine.project.runner import SubprocessRunner
-from coderefine.project.workspace import IsolatedTree, project_files
+from coderefine.project.workspace import IsolatedTree, project_files, tree_files
 from coderefine.signals.evaluate import Evaluator
 from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
 
@@ -87,3 +87,31 @@ def test_tests_in_a_persistent_tree_never_touch_the_user_files(
     assert (root / "pkg/mod.py").read_text() == "VALUE = 2\n"
     assert not (root / "pkg/leftover.txt").exists()
     assert list((tmp_path / "cache/coderefine/trees").iterdir())  # the copies were persistent ones
+
+
+def test_a_copy_holds_the_ignored_sources_a_build_wrote_into_a_package(make_repo: RepoFactory) -> None:
+    # setuptools-scm writes pkg/version.py and the project ignores it; without it in the copy every test
+    # that imports pkg fails at collection, and check said "pytest ok (0 tests ran)".
+    root = make_repo(
+        {
+            **SMALL_PROJECT,
+            ".gitignore": "pkg/version.py\n.venv/\nbuild/\n*.log\n",
+            "pkg/__init__.py": "from pkg.version import version\n",
+        }
+    )
+    write_files(
+        root,
+        {
+            "pkg/version.py": "version = '1.0'\n",
+            ".venv/lib/site.py": "x = 1\n",
+            "build/lib/pkg/mod.py": "x = 1\n",
+            "run.log": "noise\n",
+        },
+    )
+    repo = GitRepo.find(root)
+    assert repo is not None
+    files = tree_files(root, repo)
+    assert "pkg/version.py" in files
+    assert not any(f.startswith((".venv", "build")) or f.endswith(".log") for f in files)
+    # the files a folder expands to for review stay the project's own
+    assert "pkg/version.py" not in project_files(root, repo)

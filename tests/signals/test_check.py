@@ -178,3 +178,32 @@ def test_pytest_is_ok_when_every_test_passed(make_repo: RepoFactory, monkeypatch
     write_files(root, {"pkg/table.py": str(FLOOD["pkg/table.py"]) + "\n"})
     _, out = run(root, monkeypatch, "pkg/table.py")
     assert f"pytest ok ({FLOOD_TESTS} tests ran from tests/test_table.py)" in out, out
+
+
+def test_a_package_importing_its_ignored_generated_version_is_tested(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # isodate 0.7.2's layout: setuptools-scm writes src/isodate/version.py, .gitignore lists it, and the
+    # package imports it. The copies lacked it: every test failed to collect, in the baseline too, and a
+    # broken change read "pytest ok (0 tests ran) ... Clean".
+    root = make_repo(
+        {
+            ".gitignore": "pkg/version.py\n",
+            "pkg/__init__.py": "from pkg.version import version\n",
+            "pkg/mod.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_mod.py": "from pkg.mod import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        }
+    )
+    write_files(
+        root, {"pkg/version.py": "version = '1.0'\n", "pkg/mod.py": "def add(a, b):\n    return a - b\n"}
+    )
+    code, out = run(root, monkeypatch, "pkg/mod.py")
+    assert code == 1, out
+    assert "tests/test_mod.py::test_add" in out and "0 tests ran" not in out
+    # Without the file (a build not run yet), the report says that nothing tested the change.
+    (root / "pkg" / "version.py").unlink()
+    code, out = run(root, monkeypatch, "pkg/mod.py")
+    assert (
+        "0 tests ran from tests/test_mod.py: 1 test file failed to collect, so nothing tested the change"
+        in out
+    )

@@ -127,7 +127,11 @@ def _review(args: argparse.Namespace, out: TextIO, started: WarmPytest | None) -
     # A checkout of the head (CI's usual case) is copied from the working tree, which a persistent copy
     # follows file by file; any other head is exported from git in full.
     tracked = repo.clean_at(head_sha)
-    files = tracked if tracked is not None else repo.project_files()
+    # The working tree also holds what a build wrote and git ignores (a generated version.py): the head's
+    # package imports it.
+    files = (
+        sorted({*tracked, *repo.ignored_sources(tracked)}) if tracked is not None else repo.project_files()
+    )
     report = run_review(
         change,
         settings,

@@ -51,10 +51,10 @@ def _check(args: argparse.Namespace, out: TextIO, stdin: TextIO, started: WarmPy
         return EXIT_CLEAN
     if getattr(args, "rules", False):
         return _print_rules(args, repo, settings, change, out)
-    from coderefine.project.workspace import project_files
+    from coderefine.project.workspace import tree_files
     from coderefine.signals.prestart import prestart
 
-    files = project_files(change.root, repo)
+    files = tree_files(change.root, repo)
     # The server learns its names before the heavier imports below, which its plugin loading overlaps.
     warm = prestart(change.root, settings, os.environ, files, started)
     from coderefine.project.runner import SubprocessRunner
@@ -161,11 +161,11 @@ def _fix(
     if not change.files:
         report.append(f"coderefine {args.command}: no Python files in the change; nothing to do\n")
         return EXIT_CLEAN, settings
-    from coderefine.project.workspace import project_files
+    from coderefine.project.workspace import tree_files
     from coderefine.signals.prestart import prestart
 
     with timeline.phase("project files"):
-        files = project_files(change.root, repo)
+        files = tree_files(change.root, repo)
     with timeline.phase("interpreter and test server"):
         # prestart hands on the early server, or closes one of the wrong interpreter and starts another.
         warm = prestart(change.root, settings, os.environ, files, started)

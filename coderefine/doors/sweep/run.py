@@ -118,14 +118,14 @@ class Sweep:
         on_recover: Callable[[tuple[str, ...]], None] | None = None,
     ) -> SweepResult:
         from coderefine.api import project_journal
-        from coderefine.project.workspace import project_files
+        from coderefine.project.workspace import tree_files
         from coderefine.signals.snapshot import project_snapshot
 
         start = self.clock()
         with project_journal(self.root, self.repo, on_wait=on_wait, on_recover=on_recover) as journal:
             entry = journal.open_run() if self.write else None
             try:
-                every = project_files(self.root, self.repo)
+                every = tree_files(self.root, self.repo)
                 with project_snapshot(self.root, every, self.settings, self.environ) as snapshot:
                     self._snapshot = snapshot
                     outcomes, interrupted = self._schedule(self._items(files), every, entry, start)
