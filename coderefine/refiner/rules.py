@@ -199,9 +199,10 @@ class ProjectRules:
                 self._found[key] = find_rules(key, self.read, self.files, self.entries)
             return self._found[key]
 
-    def section(self, paths: Iterable[str], fence: Fence) -> RulesSection:
+    def section(self, paths: Iterable[str], fence: Fence, tokens: int | None = None) -> RulesSection:
+        """The rules section of ``paths`` within ``tokens`` (default: the ``rules-tokens`` setting)."""
         paths = list(paths)
-        return rules_section(self.sources(paths), paths, fence, self.tokens)
+        return rules_section(self.sources(paths), paths, fence, self.tokens if tokens is None else tokens)
 
     def cite(self, critique: Critique, paths: Iterable[str]) -> Critique:
         return cite_rules(critique, self.sources(paths)) if any(i.rule for i in critique.issues) else critique

@@ -119,7 +119,12 @@ class Session:
             spec=self._spec_source(settings, readers, spec_tests, read_project),
         )
         self.rules = rules or ProjectRules(settings, disk_reader(change.root))
-        self.prompts.rules = lambda paths: self.rules.section(paths, fence).text
+        # Scaled with the critic's context like the signals' budget: 1,000 tokens of rules in a gguf:
+        # model's 8k window leave the file too little room.
+        rules_tokens = signal_budget(
+            self.rules.tokens, "rules_tokens" in settings.sources, (readers["critic"],)
+        )
+        self.prompts.rules = lambda paths: self.rules.section(paths, fence, rules_tokens).text
         models = (readers["author"], readers["critic"], readers["reviser"])
         spec_tokens = signal_budget(settings.spec_tokens, "spec_tokens" in settings.sources, models)
         fitted = view_budget(

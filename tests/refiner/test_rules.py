@@ -109,3 +109,34 @@ def test_the_critic_is_given_the_rules_and_its_finding_cites_one(make_repo: Repo
     found = result.critique.issues[0]
     assert found.rule == "AGENTS.md:3: - Errors are raised as ConfigError, never ValueError."
     assert found.line == 5 or "ValueError" in found.evidence
+
+
+def test_the_rules_budget_shrinks_with_a_small_critic_unless_chosen(make_repo: RepoFactory) -> None:
+    # 1,000 tokens of rules in a gguf: model's 8k window left the file too little room: the budget is
+    # scaled like the signals' (a sixteenth of the window: 512), unless the user chose it.
+    many = "".join(
+        f"- Rule number {n}: keep the module's public names stable and documented.\n" for n in range(80)
+    )
+    root = make_repo({**SMALL_PROJECT, "AGENTS.md": many})
+    write_files(root, {"pkg/mod.py": SMALL_PROJECT["pkg/mod.py"] + "\n\ndef extra():\n    return 1\n"})
+    repo = GitRepo.find(root)
+    change = from_worktree([Path("pkg/mod.py")], cwd=root, repo=repo, max_bytes=1 << 20)
+    passed = {"verdict": "pass", "summary": "fine", "issues": []}
+
+    def rules_chars(settings: Settings) -> int:
+        model = ScriptedModel([passed])
+        with Evaluator(
+            change, settings, SubprocessRunner(), {"PATH": "/usr/bin:/bin"}, project_files(root, repo)
+        ) as ev:
+            review(change, settings, model, ev, intent="add extra")
+        request = model.history[0].prompt_text()
+        return sum(len(line) for line in request.splitlines() if "Rule number" in line)
+
+    small = rules_chars(Settings(model="gguf:qwen2.5-coder-1.5b"))
+    default = rules_chars(Settings())
+    chosen = rules_chars(
+        Settings(model="gguf:qwen2.5-coder-1.5b", rules_tokens=1_000, sources=("rules_tokens",))
+    )
+    assert 0 < small < default
+    assert small <= 512 * 4
+    assert chosen == default
