@@ -41,6 +41,9 @@ CRITIQUE_SCHEMA: dict[str, Any] = {
                     "suggestion": {"type": "string"},
                     "rule": {
                         "type": "string",
+                        # A citation, never prose: a local server makes the schema its grammar, and a
+                        # 270M model wrote 200-character sentences here until the reply hit its limit.
+                        "maxLength": 80,
                         "description": "Only for an issue that breaks one of the project's rules listed in "
                         "the request: that rule's FILE:LINE as listed. Otherwise leave this out.",
                     },
