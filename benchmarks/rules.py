@@ -230,8 +230,8 @@ def run_case(
     from coderefine.project.runner import SubprocessRunner
     from coderefine.project.workspace import project_files
     from coderefine.refiner.loop import review
-    from coderefine.refiner.prompting import fence
     from coderefine.refiner.rules import ProjectRules
+    from coderefine.refiner.sections import fence
     from coderefine.signals.evaluate import Evaluator
 
     with tempfile.TemporaryDirectory() as folder:

@@ -20,10 +20,10 @@ from coderefine.project.change import Change
 from coderefine.refiner.acceptance import blocking, digest, no_worse, signal_critique, worse_critique
 from coderefine.refiner.critique import Critique, CritiqueError
 from coderefine.refiner.policy import confirmed_by_signals, covers, merge_refusal, name_backed
-from coderefine.refiner.prompting import preexisting, split_context
 from coderefine.refiner.records import RefineResult, RoundRecord, StopReason
 from coderefine.refiner.rules import ProjectRules
 from coderefine.refiner.session import Evaluates, NoProgress, Progress, RejectedEdit, Session
+from coderefine.refiner.signal_section import preexisting, split_context
 from coderefine.signals.base import Comparison
 from coderefine.signals.evaluate import Evaluation
 

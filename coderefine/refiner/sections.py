@@ -4,10 +4,13 @@ Each role's request is made of sections a builder fills by name (``PromptBuilder
 message holds, and in which order, is the table below, so a new section is one name in it and one
 entry where the builder fills it. A section the table does not list for a role is an error, not
 silently dropped: a section added for one role must be placed for it. Empty sections are left out.
+Every piece of data in a section is fenced (``fence``) with an id derived from its content, so no
+content can close its own fence.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 
 # What each role's message holds, in order. "role": what to answer; "rules": the project's own rules
@@ -34,6 +37,14 @@ ORDER: Mapping[str, tuple[str, ...]] = {
 }
 
 Sections = Mapping[str, str | Sequence[str]]
+
+
+def fence(kind: str, content: str, label: str = "") -> str:
+    """``content`` between data markers that it cannot contain (the id is a hash of the content)."""
+    tag = hashlib.sha256(f"{kind}\0{label}\0{content}".encode()).hexdigest()[:12]
+    head = f"<<<DATA kind={kind}" + (f" {label}" if label else "") + f" id={tag}>>>"
+    body = content if content.endswith("\n") or not content else content + "\n"
+    return f"{head}\n{body}<<<END DATA id={tag}>>>"
 
 
 def assemble(role: str, sections: Sections, order: Mapping[str, tuple[str, ...]] = ORDER) -> str:

@@ -19,12 +19,14 @@ from coderefine.project.change import Change
 from coderefine.project.redact import Redactor
 from coderefine.project.rules import disk_reader
 from coderefine.refiner.asks import MAX_ASKS, answer, asks_in
+from coderefine.refiner.code_section import excerpt
 from coderefine.refiner.context import FileView, fit_views, named_spans, unseen_note, views_for
 from coderefine.refiner.critique import Critique, CritiqueError, parse_critique
 from coderefine.refiner.ledger import Ledger
 from coderefine.refiner.localize import Localization, localize
-from coderefine.refiner.prompting import EDIT_RETRY, MAX_ECHO, PromptBuilder, excerpt, fence, prompt_text
+from coderefine.refiner.prompting import EDIT_RETRY, MAX_ECHO, PromptBuilder, prompt_text
 from coderefine.refiner.rules import ProjectRules
+from coderefine.refiner.sections import fence
 from coderefine.refiner.spec import CHARS_PER_TOKEN, SpecSource, project_reader
 from coderefine.signals.base import Comparison, Signal, touched_lines
 from coderefine.signals.evaluate import Evaluation

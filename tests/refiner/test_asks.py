@@ -11,9 +11,9 @@ from coderefine.project.gitio import GitRepo
 from coderefine.project.runner import SubprocessRunner
 from coderefine.project.workspace import project_files
 from coderefine.refiner.asks import MAX_ASKS, Ask, answer, asks_in
+from coderefine.refiner.code_section import excerpt
 from coderefine.refiner.context import FileView
 from coderefine.refiner.loop import refine
-from coderefine.refiner.prompting import excerpt
 from coderefine.signals.evaluate import Evaluator
 from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
 from tests.refiner.test_loop import PASS

@@ -12,8 +12,8 @@ from coderefine.project.gitio import GitRepo
 from coderefine.project.runner import SubprocessRunner
 from coderefine.project.workspace import project_files
 from coderefine.refiner.loop import refine
-from coderefine.refiner.prompting import CONTEXT_NOTE
 from coderefine.refiner.records import RefineResult
+from coderefine.refiner.signal_section import CONTEXT_NOTE
 from coderefine.refiner.spec import HEADING as SPEC_HEADING
 from coderefine.signals.evaluate import Evaluator
 from tests.conftest import SMALL_PROJECT, RepoFactory, write_files

@@ -1,7 +1,7 @@
 from coderefine.edits.blocks import parse_edit_blocks
-from coderefine.refiner.context import FileView
 from coderefine.refiner.critique import Critique, Issue
-from coderefine.refiner.prompting import CONTEXT_NOTE, PromptBuilder, fence, preexisting, whole_note
+from coderefine.refiner.prompting import PromptBuilder
+from coderefine.refiner.signal_section import CONTEXT_NOTE, preexisting
 from coderefine.signals.base import Comparison, Signal, SourceStatus
 
 HOSTILE = '''\
@@ -22,14 +22,6 @@ import os; os.system("rm -rf /")
 '''
 
 CLEAN = Comparison((), (), (), (SourceStatus("ruff", "ok"),))
-
-
-def test_fence_cannot_be_closed_by_its_content() -> None:
-    fenced = fence("code", HOSTILE, "path=m.py")
-    tag = fenced.splitlines()[0].split("id=")[1].rstrip(">")
-    closing = f"<<<END DATA id={tag}>>>"
-    assert fenced.count(closing) == 1 and fenced.endswith(closing)
-    assert HOSTILE in fenced
 
 
 def test_the_code_is_the_cached_prefix_and_tasks_come_after() -> None:
@@ -91,15 +83,6 @@ def test_a_format_signal_that_only_adds_blank_lines() -> None:
     assert "ruff format would rewrite line 2" in text.messages[0].text
 
 
-def test_signals_that_were_not_collected_are_not_called_clean() -> None:
-    from coderefine.refiner.prompting import NOT_COLLECTED, signals_section
-
-    skipped = SourceStatus("signals", "skipped", "this strategy uses no signals")
-    assert NOT_COLLECTED in signals_section(Comparison((), (), (), (skipped,)))
-    ran = SourceStatus("ruff", "ok")
-    assert "the change introduced no signal" in signals_section(Comparison((), (), (), (ran, skipped)))
-
-
 def test_a_merged_run_lists_the_tool_with_edits_in_every_request_and_asks_the_critic_only() -> None:
     from coderefine.refiner.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL
     from coderefine.refiner.prompting import MERGE_NOTE
@@ -159,79 +142,6 @@ def test_lint_signals_already_in_a_whole_file_are_context_not_faults() -> None:
     )
 
 
-def test_an_issue_on_a_definitions_first_line_shows_the_reviser_its_body() -> None:
-    """A critic quoting the `def` line anchors its issue there; the reviser needs the body below it."""
-    from coderefine.refiner.context import view_of
-    from coderefine.refiner.critique import Critique, Issue
-    from coderefine.refiner.prompting import issue_excerpts
-
-    body = "".join(f"    step{i} = {i}\n" for i in range(20))
-    text = "import os\n\n\ndef shown():\n    return 1\n\n\n" + "\n".join(
-        f"def f{n}(x):\n{body}    return x + {n}\n\n" for n in range(30)
-    )
-    start = text.splitlines().index("def f20(x):") + 1
-    # The function before it is in focus: its surrounding lines show f20's def line, not its body.
-    view = view_of("m.py", text, [start - 5], 40)
-    assert not view.whole and view.shows(start, start) and not view.shows(start + 21, start + 21)
-    issue = Issue("bug", "error", "m.py", start, start, "def f20(x):", "fix it")
-    extra = issue_excerpts({"m.py": view}, Critique("revise", "wrong", (issue,)))
-    assert "return x + 20" in extra
-
-
-def test_the_cases_of_one_parametrized_test_share_one_traceback() -> None:
-    from coderefine.refiner.prompting import signals_section
-    from coderefine.signals.base import Comparison, Signal, SourceStatus
-
-    def case(n: int) -> Signal:
-        return Signal(
-            "pytest",
-            "tests/test_m.py",
-            4,
-            4,
-            f"tests/test_m.py::test_plural[word{n}]",
-            f"test failed: assert 'word{n}s' == 'word{n}'",
-            "error",
-            detail="tests/test_m.py:4: in test_plural\n    assert plural(w) == expected\nE   AssertionError",
-        )
-
-    other = Signal("pytest", "tests/test_m.py", 9, 9, "tests/test_m.py::test_other", "test failed", "error")
-    comparison = Comparison(
-        (*tuple(case(n) for n in range(5)), other), (), (), (SourceStatus("pytest", "ok"),)
-    )
-    text = signals_section(comparison)
-    assert text.count("in test_plural") == 2  # two cases with their traceback
-    assert all(f"test_plural[word{n}]: test failed: assert 'word{n}s'" in text for n in range(5))
-    assert "test_other" in text
-
-
-def test_the_signals_section_keeps_to_its_token_budget_and_says_what_it_left_out() -> None:
-    from coderefine.refiner.prompting import signals_section
-
-    def case(n: int) -> Signal:
-        return Signal(
-            "pytest",
-            "tests/test_m.py",
-            n,
-            n,
-            f"tests/test_m.py::test_{n}",
-            "test failed: AssertionError",
-            "error",
-            detail=f"tests/test_m.py:{n}: in test_{n}\n    check(x)\ntests/common.py:2: in check\n"
-            "    assert x\nE   AssertionError",
-        )
-
-    comparison = Comparison(tuple(case(n) for n in range(200)), (), (), (SourceStatus("pytest", "ok"),))
-    unbounded = signals_section(comparison, tokens=0)
-    section = signals_section(comparison, tokens=500)
-    assert len(section) < 500 * 4 + 400 < len(unbounded)
-    assert section.count("in check") == 2
-    assert "more that failed the same way at tests/common.py:2" in section
-    assert "`coderefine check --format json` lists every one" in section
-    prompts = PromptBuilder(1000, signal_tokens=500)
-    request = prompts.critic({"m.py": "x = 1\n"}, intent="i", diff="", changed=[], comparison=comparison)
-    assert section in request.messages[0].text
-
-
 def test_the_shared_system_text_claims_no_signals_a_strategy_did_not_collect() -> None:
     prompts = PromptBuilder(1000)
     author = prompts.author({"m.py": "x = 1\n"}, intent="add y")
@@ -251,12 +161,3 @@ def test_the_rules_example_names_a_file_under_review_not_a_placeholder() -> None
         request = prompts.author({"slugify/special.py": "x = 1\n"}, intent="add y")
         rules = request.system[0].text
         assert "slugify/special.py\n```python" in rules and "path/relative/to/repo.py" not in rules
-
-
-def test_a_file_under_review_whole_but_shown_in_part_says_which_parts() -> None:
-    text = "".join(f"line {n}\n" for n in range(1, 101))
-    assert "Only parts" not in whole_note(["m.py"], {"m.py": FileView("m.py", text)})
-    note = whole_note(["m.py"], {"m.py": FileView("m.py", text, ((1, 10), (40, 60)))})
-    assert "all of each file is under review" in note
-    assert "Only parts are shown above (m.py: lines 1-10, 40-60)" in note and "the outline" in note
-    assert whole_note([], {}) == ""

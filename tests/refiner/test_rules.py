@@ -13,8 +13,8 @@ from coderefine.project.runner import SubprocessRunner
 from coderefine.project.workspace import project_files
 from coderefine.refiner.critique import Critique, Issue
 from coderefine.refiner.loop import review
-from coderefine.refiner.prompting import fence
 from coderefine.refiner.rules import cite_rules, render_plain, rules_section
+from coderefine.refiner.sections import fence
 from coderefine.signals.evaluate import Evaluator
 from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
 

@@ -11,7 +11,7 @@ from coderefine.project.gitio import GitRepo
 from coderefine.project.runner import SubprocessRunner
 from coderefine.project.workspace import project_files
 from coderefine.refiner.loop import refine
-from coderefine.refiner.prompting import fence
+from coderefine.refiner.sections import fence
 from coderefine.refiner.spec import (
     FENCE,
     HEADING,

@@ -74,8 +74,8 @@ def _print_rules(args: argparse.Namespace, repo: Any, settings: Any, change: Any
     """``check --rules``: each file's rules whole, then the section one request gets (its tokens, what
     the budget cut), read from the version the door that reviews such a change reads them from."""
     from coderefine.project.rules import commit_reader, disk_reader
-    from coderefine.refiner.prompting import fence
     from coderefine.refiner.rules import ProjectRules, render_plain, trusted_rules
+    from coderefine.refiner.sections import fence
 
     if repo is not None and args.staged and repo.has_head():
         rules, where = trusted_rules(settings, commit_reader(repo, "HEAD")), "HEAD (as the hook reads them)"

@@ -1,0 +1,85 @@
+"""The code a request shows: the files under review whole or in excerpts with an outline, the lines a
+critique names that the views leave out, and what a request says of files shown in part."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from coderefine.models.base import Block
+from coderefine.refiner.asks import HOW_TO_ASK
+from coderefine.refiner.context import PARTIAL_RULE, FileView, Span, view_of
+from coderefine.refiner.critique import Critique
+from coderefine.refiner.sections import fence
+
+
+def excerpt(view: FileView, span: Span) -> str:
+    return fence("code", view.excerpt_text(span), f"path={view.path} lines={span[0]}-{span[1]}")
+
+
+def code_block(
+    files: Mapping[str, str], views: Mapping[str, FileView] | None = None, edit_format: str = "search-replace"
+) -> Block:
+    parts = ["The files under review, as they are now:"]
+    for path, text in files.items():
+        view = (views or {}).get(path)
+        if view is None or view.whole:
+            parts.append(f"{path}:\n" + fence("code", text, f"path={path}"))
+            continue
+        lines = text.count("\n")
+        parts.append(
+            f"{path} has {lines} lines, so only the parts this change touches are shown, verbatim, each "
+            f"labelled with its line numbers; {PARTIAL_RULE[edit_format]}."
+        )
+        parts.extend(excerpt(view, span) for span in view.excerpts)
+        if view.outline:
+            parts.append(
+                f"The other definitions of {path} (line: signature), not shown:\n"
+                + fence("outline", view.outline, f"path={path}")
+            )
+    return Block("\n\n".join(parts), cache=True)
+
+
+def issue_excerpts(views: Mapping[str, FileView], critique: Critique) -> str:
+    """Excerpts of the lines the critique refers to that the views leave out, for the reviser."""
+    parts: list[str] = []
+    for issue in critique.issues:
+        view = views.get(issue.path)
+        if view is None or view.whole:
+            continue
+        # Not only the issue's own lines: an issue anchored on a definition's first line (its evidence
+        # quoted the `def` line) is about its body, which the view may leave out.
+        wider = view_of(view.path, view.text, range(issue.line, (issue.end_line or issue.line) + 1), 1)
+        parts.extend(excerpt(view, s) for s in wider.excerpts if not view.shows(*s))
+    if not parts:
+        return ""
+    return "Lines the critique refers to that are not shown above:\n\n" + "\n\n".join(dict.fromkeys(parts))
+
+
+def asks_note(views: Mapping[str, FileView] | None) -> str:
+    """How to ask for code not shown, when some file is shown in part."""
+    return HOW_TO_ASK if any(not v.whole for v in (views or {}).values()) else ""
+
+
+def whole_note(whole: Sequence[str], views: Mapping[str, FileView]) -> str:
+    """What the critic is told of the files under review whole (no version before the change): all of
+    each file is under review; and of one shown in part, which parts are shown and how to see more."""
+    if not whole:
+        return ""
+    note = (
+        "Under review whole (no version before the change to compare with): "
+        + ", ".join(whole)
+        + "; all of each file is under review, not only some of its functions and classes."
+    )
+    partial = [views[p] for p in whole if p in views and not views[p].whole]
+    if partial:
+        shown = "; ".join(f"{v.path}: lines {v.describe()}" for v in partial)
+        note += (
+            f" Only parts are shown above ({shown}), chosen by the failing tests, the signals and the "
+            "change; the outline lists the rest. An issue that names lines or a definition not shown "
+            "brings them to the reviser."
+        )
+    return note
+
+
+# Per edit format (edits/formats.py): the system prompt's section on writing edits, what the author and
+# the reviser are asked to answer with, and the retry after an answer that could not be used.

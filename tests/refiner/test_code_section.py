@@ -1,0 +1,35 @@
+"""The code a request shows: the lines a critique names that the views leave out, and what a request
+says of a file shown in part."""
+
+from __future__ import annotations
+
+from coderefine.refiner.code_section import whole_note
+from coderefine.refiner.context import FileView
+
+
+def test_an_issue_on_a_definitions_first_line_shows_the_reviser_its_body() -> None:
+    """A critic quoting the `def` line anchors its issue there; the reviser needs the body below it."""
+    from coderefine.refiner.code_section import issue_excerpts
+    from coderefine.refiner.context import view_of
+    from coderefine.refiner.critique import Critique, Issue
+
+    body = "".join(f"    step{i} = {i}\n" for i in range(20))
+    text = "import os\n\n\ndef shown():\n    return 1\n\n\n" + "\n".join(
+        f"def f{n}(x):\n{body}    return x + {n}\n\n" for n in range(30)
+    )
+    start = text.splitlines().index("def f20(x):") + 1
+    # The function before it is in focus: its surrounding lines show f20's def line, not its body.
+    view = view_of("m.py", text, [start - 5], 40)
+    assert not view.whole and view.shows(start, start) and not view.shows(start + 21, start + 21)
+    issue = Issue("bug", "error", "m.py", start, start, "def f20(x):", "fix it")
+    extra = issue_excerpts({"m.py": view}, Critique("revise", "wrong", (issue,)))
+    assert "return x + 20" in extra
+
+
+def test_a_file_under_review_whole_but_shown_in_part_says_which_parts() -> None:
+    text = "".join(f"line {n}\n" for n in range(1, 101))
+    assert "Only parts" not in whole_note(["m.py"], {"m.py": FileView("m.py", text)})
+    note = whole_note(["m.py"], {"m.py": FileView("m.py", text, ((1, 10), (40, 60)))})
+    assert "all of each file is under review" in note
+    assert "Only parts are shown above (m.py: lines 1-10, 40-60)" in note and "the outline" in note
+    assert whole_note([], {}) == ""
