@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from coderefine.edits.symbols import symbols
 from coderefine.models.base import Block
 from coderefine.refiner.asks import HOW_TO_ASK
 from coderefine.refiner.context import PARTIAL_RULE, FileView, Span, view_of
@@ -39,20 +40,59 @@ def code_block(
     return Block("\n\n".join(parts), cache=True)
 
 
-def issue_excerpts(views: Mapping[str, FileView], critique: Critique) -> str:
-    """Excerpts of the lines the critique refers to that the views leave out, for the reviser."""
+def issue_excerpts(
+    views: Mapping[str, FileView],
+    critique: Critique,
+    room: int | None = None,
+    first: Sequence[int] = (),
+) -> str:
+    """Excerpts of the lines the critique refers to that the views leave out, for the reviser, within
+    ``room`` characters (None: no limit), the issues of ``first`` (this call's) before the others; those
+    past the room are named by their lines and definition, to ask for."""
+    order = [*first, *(i for i in range(len(critique.issues)) if i not in first)]
     parts: list[str] = []
-    for issue in critique.issues:
+    left: list[str] = []
+    used = 0
+    for index in order:
+        issue = critique.issues[index]
         view = views.get(issue.path)
         if view is None or view.whole:
             continue
         # Not only the issue's own lines: an issue anchored on a definition's first line (its evidence
         # quoted the `def` line) is about its body, which the view may leave out.
         wider = view_of(view.path, view.text, range(issue.line, (issue.end_line or issue.line) + 1), 1)
-        parts.extend(excerpt(view, s) for s in wider.excerpts if not view.shows(*s))
-    if not parts:
-        return ""
-    return "Lines the critique refers to that are not shown above:\n\n" + "\n\n".join(dict.fromkeys(parts))
+        for span in wider.excerpts:
+            if view.shows(*span):
+                continue
+            text = excerpt(view, span)
+            if text in parts:
+                continue
+            if room is not None and used + len(text) > room:
+                left.append(_named(view, span, issue.line))
+                continue
+            parts.append(text)
+            used += len(text)
+    sections = []
+    if parts:
+        sections.append("Lines the critique refers to that are not shown above:\n\n" + "\n\n".join(parts))
+    if left:
+        sections.append(
+            "Also referred to by the critique, not shown to keep this request short: "
+            + "; ".join(dict.fromkeys(left))
+            + ". "
+            + HOW_TO_ASK
+        )
+    return "\n\n".join(sections)
+
+
+def _named(view: FileView, span: Span, line: int) -> str:
+    """``path lines a-b`` with the innermost definition that holds the issue's ``line``, by which to ask
+    for it."""
+    holders = [s for s in symbols(view.text) if s.line <= line <= s.end_line]
+    where = f"{view.path} lines {span[0]}-{span[1]}"
+    if not holders:
+        return where
+    return f"{where} (in `{max(holders, key=lambda s: s.line).name}`)"
 
 
 def asks_note(views: Mapping[str, FileView] | None) -> str:

@@ -92,12 +92,7 @@ def refine(
 
     if draft:
         try:
-            request = run.prompts.author(
-                texts,
-                intent=run.intent,
-                failing=current.comparison.introduced,
-                views=run.author_views(texts, current.comparison),
-            )
+            request = run.author_request(texts, current.comparison)
             candidate, changed = run.edit(request, texts, 0)
         except (BudgetExceededError, RejectedEdit) as exc:
             record, reason = _ended(0, None, current.comparison, exc)
@@ -236,13 +231,7 @@ def _revision(
                     "the critic's edits were not used, so the reviser was asked: they do not change the "
                     f"code of its issue at {issue.path}:{issue.line}, and no signal names it"
                 )
-    request = run.prompts.reviser(
-        texts,
-        intent=run.intent,
-        critique=critique,
-        comparison=current.comparison,
-        views=run.views(texts, current.comparison),
-    )
+    request = run.reviser_request(texts, critique, current.comparison)
     return (*run.edit(request, texts, number), False, unused)
 
 

@@ -157,10 +157,12 @@ class PromptBuilder:
         comparison: Comparison,
         views: Mapping[str, FileView] | None = None,
         fix: Sequence[int] | None = None,
+        room: int | None = None,
     ) -> ModelRequest:
         """``fix``: the indexes of the issues to address in this call (None: all of them). The reviser
         still sees every issue, the others marked as not for this call, so that the critique it reads
-        is the critic's whole, and its summary does not describe issues it was never shown."""
+        is the critic's whole, and its summary does not describe issues it was never shown. ``room``:
+        the characters the lines the critique names may take beside the views (None: no limit)."""
         data = critique.as_data()
         answer = EDIT_ANSWER[self.edit_format]
         role = f"ROLE: REVISER. Answer with {answer} that address this critique."
@@ -176,7 +178,7 @@ class PromptBuilder:
             "role": role,
             "intent": "The intent of the change:\n" + fence("intent", intent),
             "critique": "The critique:\n" + fence("critique", json.dumps(data, ensure_ascii=False)),
-            "unseen": issue_excerpts(views or {}, critique),
+            "unseen": issue_excerpts(views or {}, critique, room, fix or ()),
             "signals": signals_section(comparison, self.context, self._signal_tokens),
             "localization": self._localization(),
             "spec": self._spec(files, comparison.introduced),

@@ -33,3 +33,34 @@ def test_a_file_under_review_whole_but_shown_in_part_says_which_parts() -> None:
     assert "all of each file is under review" in note
     assert "Only parts are shown above (m.py: lines 1-10, 40-60)" in note and "the outline" in note
     assert whole_note([], {}) == ""
+
+
+def test_the_lines_a_critique_names_keep_to_the_room_and_the_rest_are_named_to_ask_for() -> None:
+    from coderefine.refiner.code_section import issue_excerpts
+    from coderefine.refiner.context import view_of
+    from coderefine.refiner.critique import Critique, Issue
+
+    body = "".join(f"    step{i} = {i}\n" for i in range(20))
+    text = "".join(f"def f{n}(x):\n{body}    return x + {n}\n\n\n" for n in range(40))
+    lines = text.splitlines()
+    view = view_of("m.py", text, [1], 40)
+    assert not view.whole
+
+    def issue_at(name: str) -> Issue:
+        start = lines.index(f"def {name}(x):") + 1
+        return Issue("bug", "error", "m.py", start + 5, start + 8, "step", "fix it")
+
+    critique = Critique("revise", "wrong", tuple(issue_at(f"f{n}") for n in (10, 20, 30)))
+    whole = issue_excerpts({"m.py": view}, critique)
+    assert all(f"step{i} = {i}" in whole for i in (4, 7)) and "not shown to keep" not in whole
+    one = len(issue_excerpts({"m.py": view}, Critique("revise", "w", critique.issues[:1])))
+    room = one + 10
+    bounded = issue_excerpts({"m.py": view}, critique, room)
+    assert len(bounded) < len(whole)
+    shown = bounded.split("Also referred to")[0]
+    assert len(shown) <= room + 100
+    assert "not shown to keep this request short" in bounded and "(in `f20`)" in bounded
+    assert "(in `f30`)" in bounded and "SHOW: name" in bounded
+    # The issue this call fixes comes first.
+    first = issue_excerpts({"m.py": view}, critique, room, first=(2,))
+    assert "(in `f10`)" in first and "(in `f30`)" not in first

@@ -10,16 +10,13 @@ import pytest
 from coderefine.config import Settings
 from coderefine.models.base import ModelReply, Usage
 from coderefine.models.scripted import ScriptedModel
-from coderefine.models.windows import DIFF_ALLOWANCE
 from coderefine.project.change import Change, FileChange, from_worktree
 from coderefine.project.gitio import GitRepo
 from coderefine.project.runner import SubprocessRunner
 from coderefine.project.textfile import SourceText
 from coderefine.project.workspace import project_files
 from coderefine.refiner.loop import refine
-from coderefine.refiner.session import NoProgress, RejectedEdit, Session, _diff
-from coderefine.refiner.spec import CHARS_PER_TOKEN
-from coderefine.signals.base import Comparison
+from coderefine.refiner.session import NoProgress, RejectedEdit, Session
 from coderefine.signals.evaluate import Evaluator
 from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
 from tests.refiner.test_loop import PASS
@@ -139,38 +136,6 @@ def module_of(functions: int, changed: set[int]) -> str:
     return "\n\n".join(parts)
 
 
-def test_a_long_diff_is_paid_for_out_of_the_views() -> None:
-    # 23 functions fit a local model's views whole; the diff of three rewritten docstrings beside them
-    # would not, so the views become excerpts.
-    before, after = module_of(23, set()), module_of(23, {3, 11, 19})
-    session = session_for(before, after, "gguf:qwen2.5-coder-1.5b")
-    assert session._view_chars is not None and len(after) < session._view_chars
-    views = session.views({"mod.py": after}, Comparison((), (), (), ()))
-    diff = _diff({"mod.py": before}, {"mod.py": after})
-    assert not views["mod.py"].whole
-    assert views["mod.py"].shown_chars + len(diff) <= session._view_chars + DIFF_ALLOWANCE * CHARS_PER_TOKEN
-    # One changed line leaves the file whole.
-    one = after.replace("LONG", "long").replace("def f3(a, b):", "def f3(a, b=0):")
-    assert (
-        session_for(before, one, "gguf:qwen2.5-coder-1.5b")
-        .views({"mod.py": one}, Comparison((), (), (), ()))["mod.py"]
-        .whole
-    )
-
-
-def test_the_whole_format_always_shows_files_whole() -> None:
-    # Its answer is every line of each file, so it is shown every line, even past a small context.
-    before, after = module_of(60, set()), module_of(60, {7})
-    session = session_for(before, after, "gguf:qwen2.5-coder-1.5b", edit_format="whole")
-    assert session.views({"mod.py": after}, Comparison((), (), (), ()))["mod.py"].whole
-    assert session.author_views({"mod.py": after}, Comparison((), (), (), ())) is None
-    assert (
-        not session_for(before, after, "gguf:qwen2.5-coder-1.5b")
-        .views({"mod.py": after}, Comparison((), (), (), ()))["mod.py"]
-        .whole
-    )
-
-
 def test_a_reply_cut_off_at_the_token_limit_is_not_put_in_place_and_its_retry_says_why() -> None:
     before = "def price(items, tax):\n    total = sum(items)\n    if total < 0:\n        raise ValueError(total)\n    return round(total * (1 + tax), 2)\n"
     cut = "mod.py\n```python\ndef price(items, tax):\n    total = sum(items)\n    if total < 0:\n"
@@ -192,10 +157,10 @@ def test_a_retry_fits_the_small_models_context_the_error_first_then_what_is_left
     model = ScriptedModel([runaway, "No change."])
     session = session_for(text, text, "gguf:qwen2.5-coder-1.5b", answers=model)
     request = session.prompts.author({"mod.py": text}, intent="f7 adds")
-    assert session._prompt_chars is not None
-    assert len(request.prompt_text()) + len(runaway) > session._prompt_chars
+    assert session.budget.prompt_chars is not None
+    assert len(request.prompt_text()) + len(runaway) > session.budget.prompt_chars
     with pytest.raises(RejectedEdit):
         session.edit(request, {"mod.py": text}, 1)
     retry = model.history[1].prompt_text()
-    assert len(retry) <= session._prompt_chars + 100
+    assert len(retry) <= session.budget.prompt_chars + 100
     assert "the reply has no code block" in retry and "more characters cut" in retry

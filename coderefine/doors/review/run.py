@@ -339,14 +339,7 @@ def _verify(
     as the one to fix); keep it only if it is gated and shown better. With it, the lint on the issue's
     line the fix resolved: the issue restates it (``findings.take_fix``)."""
     issue = critique.issues[index]
-    request = session.prompts.reviser(
-        {path: head_text},
-        intent=intent,
-        critique=critique,
-        comparison=current.comparison,
-        views=session.views({path: head_text}, current.comparison),
-        fix=(index,),
-    )
+    request = session.reviser_request({path: head_text}, critique, current.comparison, fix=(index,))
     try:
         candidate, _ = session.edit(request, {path: head_text}, 1)
     except RejectedEdit as exc:
