@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 # The version of the prompts and formats; part of every cache key. Kept equal to
 # coderefine.refiner.prompting.PROTOCOL_VERSION (a test checks it) so that a cache hit imports nothing more.
-PROTOCOL_VERSION = "4"
+PROTOCOL_VERSION = "5"
 
 # The characters of introduced signals a file's verdict lists (about 25 lines); the rest is counted.
 HOOK_SCREEN = 2_000

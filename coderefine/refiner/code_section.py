@@ -34,8 +34,8 @@ def code_block(
         parts.extend(excerpt(view, span) for span in view.excerpts)
         if view.outline:
             parts.append(
-                f"The other definitions of {path} (line: signature), not shown:\n"
-                + fence("outline", view.outline, f"path={path}")
+                f"The other definitions of {path} (line: signature; a class's methods as name:line), "
+                "not shown:\n" + fence("outline", view.outline, f"path={path}")
             )
     return Block("\n\n".join(parts), cache=True)
 

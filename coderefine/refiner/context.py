@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from coderefine.project.textfile import source_lines
+from coderefine.refiner.outline import FORMS, Definition, Form, definitions_of, outline_of
 from coderefine.signals.base import Signal
 
 SURROUND = 6  # lines shown before and after each focused definition
@@ -61,16 +62,6 @@ class FileView:
         return sum(len(self.excerpt_text(span)) for span in self.excerpts) + len(self.outline)
 
 
-@dataclass(frozen=True)
-class _Definition:
-    name: str
-    start: int  # its first decorator
-    end: int
-    depth: int
-    signature: str
-    calls: frozenset[str]
-
-
 def changed_lines(before: str, after: str) -> set[int]:
     """Lines of ``after`` (1-based) that differ from ``before``; a deletion marks the line at its place."""
     old, new = ([line.rstrip("\r\n") for line in source_lines(text)] for text in (before, after))
@@ -98,53 +89,6 @@ def signal_lines(path: str, signals: Iterable[Signal]) -> set[int]:
     return {n for n in lines if n > 0}
 
 
-def _definitions(tree: ast.Module) -> list[_Definition]:
-    found: list[_Definition] = []
-
-    def walk(node: ast.AST, depth: int, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-                calls = frozenset(
-                    c.func.id if isinstance(c.func, ast.Name) else c.func.attr
-                    for c in ast.walk(child)
-                    if isinstance(c, ast.Call) and isinstance(c.func, ast.Name | ast.Attribute)
-                )
-                found.append(
-                    _Definition(
-                        child.name,
-                        start,
-                        child.end_lineno or child.lineno,
-                        depth,
-                        prefix + _signature(child),
-                        calls,
-                    )
-                )
-                walk(child, depth + 1, prefix + "    ")
-            else:
-                walk(child, depth, prefix)
-
-    walk(tree, 0, "")
-    return found
-
-
-def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
-    if isinstance(node, ast.ClassDef):
-        bases = ", ".join(ast.unparse(b) for b in node.bases)
-        return f"class {node.name}" + (f"({bases})" if bases else "")
-    args = node.args
-    names = [a.arg for a in (*args.posonlyargs, *args.args)]
-    if args.vararg:
-        names.append("*" + args.vararg.arg)
-    elif args.kwonlyargs:
-        names.append("*")
-    names += [a.arg for a in args.kwonlyargs]
-    if args.kwarg:
-        names.append("**" + args.kwarg.arg)
-    keyword = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
-    return f"{keyword} {node.name}({', '.join(names)})"
-
-
 def _merge(spans: Iterable[Span]) -> tuple[Span, ...]:
     merged: list[list[int]] = []
     for start, end in sorted(spans):
@@ -155,7 +99,7 @@ def _merge(spans: Iterable[Span]) -> tuple[Span, ...]:
     return tuple((a, b) for a, b in merged)
 
 
-def _innermost(definitions: Sequence[_Definition], line: int) -> _Definition | None:
+def _innermost(definitions: Sequence[Definition], line: int) -> Definition | None:
     holding = [d for d in definitions if d.start <= line <= d.end]
     # A method's class can be long: the method is the unit; a class is shown whole only when short.
     functions = [d for d in holding if not d.signature.lstrip().startswith("class ")]
@@ -198,9 +142,9 @@ def view_of(
         module = ast.parse(text)
     except (SyntaxError, ValueError):
         module = ast.Module(body=[], type_ignores=[])
-    definitions = _definitions(module)
+    definitions = definitions_of(module)
     spans: list[Span] = []
-    focused: dict[str, _Definition] = {}
+    focused: dict[str, Definition] = {}
     for line in wanted:
         definition = _innermost(definitions, line)
         if definition is None or definition.end - definition.start >= LONG_DEFINITION:
@@ -225,8 +169,7 @@ def view_of(
         return FileView(path, text)  # a change all over the file: excerpts would cost more than it
     view = FileView(path, text, excerpts)
     hidden = [d for d in definitions if not view.shows(d.start, d.end)]
-    outline = "\n".join(f"{d.start}: {d.signature}" for d in hidden)
-    return FileView(path, text, excerpts, outline)
+    return FileView(path, text, excerpts, outline_of(hidden))
 
 
 def views_for(
@@ -282,9 +225,24 @@ def fit_views(
     errors = [s for s in signals if s.severity == "error"]
     candidates.append(views_for(texts, before, errors, 1, focus, tight=True))
     candidates.append(views_for(texts, before, (), 1, focus, tight=True))
-    fitting = [c for c in candidates if size(c) <= budget_chars]
-    chosen = fitting[0] if fitting else min(candidates, key=size)
+    # Each with its outline in the fullest form that fits before the next drops code from focus: the
+    # map of a long module can cost more than the code the evidence points at.
+    tried = [{p: folded(v, form) for p, v in c.items()} for c in candidates for form in FORMS]
+    fitting = [c for c in tried if size(c) <= budget_chars]
+    chosen = fitting[0] if fitting else min(tried, key=size)
     return filled(chosen, budget_chars - size(chosen))
+
+
+def folded(view: FileView, form: Form) -> FileView:
+    """``view`` with its outline in ``form`` (``outline.py``)."""
+    if view.whole or not view.outline or form == "signatures":
+        return view
+    try:
+        module = ast.parse(view.text)
+    except (SyntaxError, ValueError):
+        return view
+    hidden = [d for d in definitions_of(module) if not view.shows(d.start, d.end)]
+    return FileView(view.path, view.text, view.excerpts, outline_of(hidden, form))
 
 
 def filled(views: Mapping[str, FileView], room: int) -> dict[str, FileView]:
@@ -312,8 +270,8 @@ def filled(views: Mapping[str, FileView], room: int) -> dict[str, FileView]:
             end = last
         if end > view.excerpts[0][1]:
             grown = FileView(path, view.text, ((1, end),))
-            hidden = [d for d in _definitions(module) if not grown.shows(d.start, d.end)]
-            outline = "\n".join(f"{d.start}: {d.signature}" for d in hidden)
+            hidden = [d for d in definitions_of(module) if not grown.shows(d.start, d.end)]
+            outline = outline_of(hidden)
             result[path] = (
                 FileView(path, view.text, ((1, end),), outline) if hidden else FileView(path, view.text)
             )
@@ -346,7 +304,7 @@ def named_spans(view: FileView, reply: str) -> list[Span]:
     if view.whole:
         return []
     try:
-        definitions = _definitions(ast.parse(view.text))
+        definitions = definitions_of(ast.parse(view.text))
     except (SyntaxError, ValueError):
         return []
     return [

@@ -25,7 +25,7 @@ from coderefine.refiner.signal_section import SIGNAL_TOKENS, signals_section
 from coderefine.refiner.spec import SpecSource
 from coderefine.signals.base import Comparison, Signal
 
-PROTOCOL_VERSION = "4"
+PROTOCOL_VERSION = "5"
 PROMPTS = Path(__file__).parent / "prompts"
 MAX_ECHO = 20_000
 
