@@ -62,7 +62,7 @@ def answer(
             (path, (s.line, s.end_line))
             for path in paths
             for s in symbols(texts[path])
-            if s.name == ask.name or s.name.endswith("." + ask.name)
+            if _names(s.name, ask.name, path)
         ]
         if not spans:
             notes.append(f"No definition named `{ask.name}` is in the files under review.")
@@ -78,3 +78,14 @@ def answer(
             parts.append(text)
     body = "The definitions you asked to see, verbatim:\n\n" + "\n\n".join(parts) if parts else ""
     return "\n\n".join(p for p in (body, *notes) if p) + "\n\nNow answer the request as it asked."
+
+
+def _names(defined: str, asked: str, path: str) -> bool:
+    """Whether ``asked`` names the definition ``defined`` of ``path``: by its name, the end of its
+    qualified name (``shut`` for ``Box.shut``), or with the module in front (``pkg.mod.Box.shut``, as a
+    model that read the imports writes it)."""
+    if defined == asked or defined.endswith("." + asked):
+        return True
+    parts = path.removesuffix(".py").split("/")
+    modules = {".".join(parts[i:]) for i in range(len(parts))}
+    return any(asked == f"{module}.{defined}" for module in modules)

@@ -61,3 +61,14 @@ def test_a_reviser_that_asks_is_shown_the_definition_in_the_same_round(make_repo
     assert "def f30(a, b):" in asked.prompt_text() and asked.role == "reviser"
     # At most MAX_ASKS asks are answered; the answer after them is read as an edit (and fails, once).
     assert result.asks == MAX_ASKS
+
+
+def test_a_name_asked_with_its_module_in_front_is_found() -> None:
+    # The 1.5B reviser asked for `tomlkit.items.Item.value` in tomlkit/items.py and was told it was not there.
+    texts = {"src/pkg/mod.py": TEXT}
+    views = {"src/pkg/mod.py": FileView("src/pkg/mod.py", TEXT, ((1, 2),))}
+    for name in ("pkg.mod.Box.shut", "mod.Box.shut", "src.pkg.mod.Box.shut"):
+        assert "        return 1\n" in answer([Ask(None, name)], views, texts, 10_000, excerpt)
+    assert "No definition named `other.Box.shut`" in answer(
+        [Ask(None, "other.Box.shut")], views, texts, 10_000, excerpt
+    )
