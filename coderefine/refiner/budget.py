@@ -33,6 +33,12 @@ from coderefine.models.roles import role_specs
 from coderefine.models.windows import prompt_limit, signal_budget, view_budget
 from coderefine.refiner.spec import CHARS_PER_TOKEN
 
+# What a window holds is a hard limit (a local server refuses a request past it), so characters are
+# counted against it at three a token, not four: Qwen2.5-Coder's tokenizer counted requests of code,
+# outlines and tracebacks at 2.96 and 3.1 characters a token (tomlkit's items.py, critic and reviser),
+# and a retry sized at 3.6 a token was refused by its 8k server (9,802 tokens asked). Budgets the user
+# sets in tokens (view-tokens) are targets, not limits, and keep four.
+WINDOW_CHARS_PER_TOKEN = 3
 # The least a reviser is shown of the lines a critique names, or a model of what it asked for, however much
 # of the code budget the views took: a critique naming lines the model cannot see is a bare miss.
 CODE_ROOM_FLOOR = 1_000 * CHARS_PER_TOKEN
@@ -77,17 +83,22 @@ def request_budget(settings: Settings) -> RequestBudget:
     spec = signal_budget(settings.spec_tokens, "spec_tokens" in chosen, every)
     out = settings.max_output_tokens
     window = view_budget(every, out, "max_output_tokens" in chosen, signals + spec + rules)
-    sizes = [t for t in (window, settings.view_tokens or None) if t is not None]
+    sizes = [
+        chars
+        for chars in (
+            window * WINDOW_CHARS_PER_TOKEN if window is not None else None,
+            settings.view_tokens * CHARS_PER_TOKEN if settings.view_tokens else None,
+        )
+        if chars is not None
+    ]
     limit = prompt_limit(every, out, "max_output_tokens" in chosen)
     return RequestBudget(
         signal_tokens=signals,
         spec_tokens=spec,
         rules_tokens=rules,
-        code_chars=min(sizes) * CHARS_PER_TOKEN if sizes else None,
-        author_chars=window * CHARS_PER_TOKEN if window is not None else None,
-        # A tenth less than four characters a token: a request of diffs and tracebacks counted 7,324
-        # tokens in Qwen's tokenizer where len/4 said 7,168.
-        prompt_chars=limit * CHARS_PER_TOKEN * 9 // 10 if limit is not None else None,
+        code_chars=min(sizes) if sizes else None,
+        author_chars=window * WINDOW_CHARS_PER_TOKEN if window is not None else None,
+        prompt_chars=limit * WINDOW_CHARS_PER_TOKEN if limit is not None else None,
     )
 
 

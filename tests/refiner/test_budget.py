@@ -39,3 +39,13 @@ def test_what_the_views_leave_of_the_code_budget_has_a_floor() -> None:
     budget = RequestBudget(1_500, 1_200, 1_000, 12_000, None, None)
     assert budget.code_room(2_000) == 10_000
     assert budget.code_room(11_900) == CODE_ROOM_FLOOR
+
+
+def test_a_windows_limit_is_counted_at_the_characters_a_token_a_local_tokenizer_gives() -> None:
+    # Qwen2.5-Coder counted tomlkit's requests at 2.96 characters a token: a retry sized at four a token
+    # was refused by its 8k server. Counted at three, a prompt that fills the budget still fits.
+    budget = request_budget(Settings(model="gguf:qwen2.5-coder-1.5b"))
+    limit = prompt_limit(["gguf:qwen2.5-coder-1.5b"], Settings().max_output_tokens, False)
+    assert budget.prompt_chars is not None and limit is not None
+    assert budget.prompt_chars / 2.96 <= limit * 1.02
+    assert budget.author_chars is not None and budget.author_chars / 2.96 <= limit

@@ -10,9 +10,9 @@ from tests.refiner.test_session import module_of, session_for
 
 
 def test_a_long_diff_is_paid_for_out_of_the_views() -> None:
-    # 21 functions fit a local model's views whole; the diff of three rewritten docstrings beside them
+    # 16 functions fit a local model's views whole; the diff of three rewritten docstrings beside them
     # would not, so the views become excerpts.
-    before, after = module_of(21, set()), module_of(21, {3, 11, 19})
+    before, after = module_of(16, set()), module_of(16, {3, 8, 13})
     session = session_for(before, after, "gguf:qwen2.5-coder-1.5b")
     assert session.budget.code_chars is not None and len(after) < session.budget.code_chars
     views = session.views({"mod.py": after}, Comparison((), (), (), ()))
