@@ -15,33 +15,29 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from coderefine.config import Settings
 from coderefine.doors.review.findings import (
     Finding,
-    Suggestion,
     commentable,
     dedupe,
     fingerprinted,
-    from_issue,
     from_signal,
     right_side_lines,
-    suggestion_for,
     take_fix,
 )
 from coderefine.doors.review.shard import shard_files
-from coderefine.errors import BudgetExceededError
+from coderefine.doors.review.verify import FileReview, review_file
 from coderefine.models.base import Model, Usage
 from coderefine.project.change import Change, FileChange
 from coderefine.project.runner import Runner
-from coderefine.refiner.critique import Critique, CritiqueError, Issue
 from coderefine.refiner.ledger import Ledger
 from coderefine.refiner.records import ModelCharge
 from coderefine.refiner.rules import ProjectRules, base_rules
-from coderefine.refiner.session import RejectedEdit, Session
-from coderefine.signals.base import SEVERITY_RANK, Comparison, Signal, SourceStatus
+from coderefine.refiner.session import Session
+from coderefine.signals.base import SEVERITY_RANK, Comparison, SourceStatus
 from coderefine.signals.evaluate import BaselineStore, Evaluation, Evaluator
 from coderefine.signals.warm import WarmPytest
 
@@ -207,9 +203,9 @@ def run_review(
             finished = [0]
             running: list[str] = []  # the files being critiqued now, in the order they started
 
-            def one(file: FileChange) -> _FileReview:
+            def one(file: FileChange) -> FileReview:
                 if stop.is_set():
-                    return _FileReview(file.path, started=False)
+                    return FileReview(file.path, started=False)
                 if on_file is not None:
                     with lock:
                         running.append(file.path)
@@ -220,9 +216,7 @@ def run_review(
                     single, settings, model, view, intent, _Quiet(), clock, ledger=ledger, rules=rules
                 )
                 try:
-                    result = _review_file(
-                        session, view.narrow(initial.comparison), initial, file, head_texts, intent
-                    )
+                    result = review_file(session, view.narrow(initial.comparison), initial, file, head_texts)
                 finally:
                     with lock:
                         if file.path in running:
@@ -271,48 +265,6 @@ def run_review(
     )
 
 
-@dataclass(frozen=True)
-class _FileReview:
-    path: str
-    started: bool = True  # False: not critiqued because the budget was reached first
-    critiqued: bool = False
-    findings: tuple[Finding, ...] = ()
-    note: str = ""
-    restates: tuple[tuple[Signal, ...], ...] = ()  # per finding: the lint its verified fix resolved
-
-
-def _review_file(
-    session: Session,
-    narrowed: Comparison,
-    initial: Evaluation,
-    file: FileChange,
-    head_texts: Mapping[str, str],
-    intent: str,
-) -> _FileReview:
-    """One file's critique, and a verified fix tried for each of its issues."""
-    current = Evaluation(initial.signals, narrowed)
-    try:
-        critique = session.critique({file.path: file.after.text}, current, 1)
-    except BudgetExceededError:
-        return _FileReview(file.path, started=False)
-    except CritiqueError as exc:
-        return _FileReview(file.path, note=f"The critique of {file.path} was unusable ({exc}).")
-    findings = []
-    restates: list[tuple[Signal, ...]] = []
-    for index, issue in enumerate(critique.issues):
-        finding = from_issue(issue, head_texts)
-        resolved: tuple[Signal, ...] = ()
-        try:
-            finding, resolved = _verify(
-                session, finding, index, critique, file.path, file.after.text, current, intent
-            )
-        except BudgetExceededError:
-            finding = replace(finding, note="no fix was tried: the budget was reached")
-        findings.append(finding)
-        restates.append(resolved)
-    return _FileReview(file.path, critiqued=True, findings=tuple(findings), restates=tuple(restates))
-
-
 def _shard_paths(change: Change, shard: tuple[int, int] | None) -> frozenset[str]:
     if shard is None:
         return frozenset(f.path for f in change.files)
@@ -323,76 +275,3 @@ def _shard_paths(change: Change, shard: tuple[int, int] | None) -> frozenset[str
 class _Quiet:
     def phase(self, name: str, round_number: int, tokens: int) -> None:
         pass
-
-
-def _verify(
-    session: Session,
-    finding: Finding,
-    index: int,
-    critique: Critique,
-    path: str,
-    head_text: str,
-    current: Evaluation,
-    intent: str,
-) -> tuple[Finding, tuple[Signal, ...]]:
-    """Ask the reviser for a fix of issue ``index`` alone (shown the whole critique, that issue marked
-    as the one to fix); keep it only if it is gated and shown better. With it, the lint on the issue's
-    line the fix resolved: the issue restates it (``findings.take_fix``)."""
-    issue = critique.issues[index]
-    request = session.reviser_request({path: head_text}, critique, current.comparison, fix=(index,))
-    try:
-        candidate, _ = session.edit(request, {path: head_text}, 1)
-    except RejectedEdit as exc:
-        return replace(finding, note=f"the proposed fix was refused: {exc.feedback.splitlines()[0]}"), ()
-    fixed = candidate[path]
-    suggestion = suggestion_for(head_text, fixed)
-    if suggestion is None:
-        return replace(finding, note="the reviser proposed no change"), ()
-    evaluation = session.evaluate({path: fixed}, 1)
-    if evaluation.comparison.better_than(current.comparison):
-        return replace(finding, suggestion=suggestion), _resolved_lint(issue, current, evaluation)
-    if not evaluation.comparison.no_worse_than(current.comparison):
-        return replace(finding, note="the proposed fix made a signal worse, so it is not offered"), ()
-    # No signal shows the fix better: it is offered only if the critic, shown the fixed file, no
-    # longer raises the issue where the fix changed the code (the rule `fix` writes by).
-    try:
-        recheck = session.critique({path: fixed}, evaluation, 1)
-    except CritiqueError:
-        return replace(
-            finding, note="the critic's check of the proposed fix was unusable, so it is not offered"
-        ), ()
-    if still_raised(recheck, issue, suggestion):
-        return replace(
-            finding, note="the critic still raises the issue on the proposed fix, so it is not offered"
-        ), ()
-    return replace(finding, suggestion=suggestion), ()
-
-
-def _resolved_lint(issue: Issue, before: Evaluation, after: Evaluation) -> tuple[Signal, ...]:
-    """The ruff findings on ``issue``'s first line that are gone after the fix (matched by code and
-    message, since the fix moves lines)."""
-    left = {(s.source, s.code, s.message) for s in after.comparison.introduced}
-    return tuple(
-        s
-        for s in before.comparison.introduced
-        if s.source == "ruff"
-        and s.path == issue.path
-        and s.line <= issue.line <= max(s.end_line, s.line)
-        and (s.source, s.code, s.message) not in left
-    )
-
-
-def still_raised(recheck: Critique, issue: Issue, suggestion: Suggestion) -> bool:
-    """Whether ``recheck`` (a critique of the fixed file) raises an issue as severe as ``issue`` on the
-    lines the suggestion wrote."""
-    if recheck.verdict == "pass":
-        return False
-    first = suggestion.start
-    last = first + max(len(suggestion.text.splitlines()), 1) - 1
-    rank = SEVERITY_RANK[issue.severity]
-    return any(
-        SEVERITY_RANK[other.severity] >= rank
-        and other.line <= last
-        and max(other.end_line, other.line) >= first
-        for other in recheck.issues
-    )
