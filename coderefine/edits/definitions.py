@@ -25,16 +25,27 @@ import dataclasses
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal, TypeVar
+from typing import Literal
 
 import libcst as cst
 
 from coderefine.edits.blocks import EditError, EditFailure, resolve_path
 from coderefine.edits.code_blocks import CodeBlock
+from coderefine.edits.cst_nodes import (
+    appended_with,
+    assigned_name,
+    class_members,
+    decorator_texts,
+    definition_name,
+    is_docstring,
+    is_import,
+    keep_spacing,
+    member_index,
+    node_code,
+)
 
 Placement = Literal["definition", "whole"]
 Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement  # what a module body holds
-_NodeT = TypeVar("_NodeT", bound=cst.BaseStatement)
 
 # A comment that stands for code left out: it opens with an ellipsis, says "rest of ..." or "existing
 # code", or says that code (or the rest, or other methods) is unchanged or as before, or is only that.
@@ -115,10 +126,10 @@ def place(text: str, block: CodeBlock, placement: Placement = "definition") -> s
     module = cst.parse_module(text)
     if not block.bare and _covers(module, new):
         return _whole(text, block.code)
-    siblings = Counter(name for statement in new.body if (name := _definition_name(statement)))
+    siblings = Counter(name for statement in new.body if (name := definition_name(statement)))
     seen: Counter[str] = Counter()
     for statement in new.body:
-        name = _definition_name(statement) or ""
+        name = definition_name(statement) or ""
         module = _place_statement(module, statement, fail, (seen[name], siblings[name]))
         seen[name] += 1
     return module.code
@@ -151,16 +162,16 @@ def _skeleton(module: cst.Module) -> dict[tuple[str, str], int]:
         found[key] = found.get(key, 0) + 1
 
     for index, statement in enumerate(module.body):
-        if (name := _definition_name(statement)) is not None:
+        if (name := definition_name(statement)) is not None:
             add(("definition", name))
-        elif _is_import(statement):
+        elif is_import(statement):
             assert isinstance(statement, cst.SimpleStatementLine)
             for small in statement.body:
                 for imported in _imported_names(small):
                     found[("import", imported)] = 1
-        elif (assigned := _assigned_name(statement)) is not None:
+        elif (assigned := assigned_name(statement)) is not None:
             found[("assign", assigned)] = 1
-        elif index == 0 and _is_docstring(statement):
+        elif index == 0 and is_docstring(statement):
             add(("docstring", ""))
         else:
             inner = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else statement
@@ -178,7 +189,7 @@ def _complete(old: cst.ClassDef, new: cst.ClassDef) -> bool:
     """Whether ``new`` has every method and class-level field of ``old`` (is no partial class)."""
 
     def names(cls: cst.ClassDef) -> set[str]:
-        return {n for m in _members(cls) if (n := _definition_name(m) or _assigned_name(m)) is not None}
+        return {n for m in class_members(cls) if (n := definition_name(m) or assigned_name(m)) is not None}
 
     return names(old) <= names(new) and isinstance(new.body, cst.IndentedBlock)
 
@@ -187,60 +198,6 @@ def _whole(text: str, code: str) -> str:
     """The block as the whole file, in the file's own line endings."""
     newline = "\r\n" if "\r\n" in text else "\n"
     return code.replace("\n", newline) if newline != "\n" else code
-
-
-def _definition_name(statement: cst.CSTNode) -> str | None:
-    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-        return statement.name.value
-    return None
-
-
-def _assigned_name(statement: cst.CSTNode) -> str | None:
-    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
-        small = statement.body[0]
-        if isinstance(small, cst.Assign) and len(small.targets) == 1:
-            target = small.targets[0].target
-            return target.value if isinstance(target, cst.Name) else None
-        if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-            return small.target.value
-    return None
-
-
-def _is_import(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and all(
-        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
-    )
-
-
-def _is_docstring(statement: cst.CSTNode) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis))
-    )
-
-
-def _code(module: cst.Module, node: cst.CSTNode) -> str:
-    return module.code_for_node(node).strip()
-
-
-def _keep_spacing(old: cst.CSTNode, new: _NodeT) -> _NodeT:
-    """The new statement with the blank lines (and comments) that stood before the old one, unless the new
-    one brings comments of its own."""
-    new_lines = getattr(new, "leading_lines", ())
-    if any(line.comment is not None for line in new_lines):
-        return new
-    return new.with_changes(leading_lines=getattr(old, "leading_lines", ()))
-
-
-def _appended(statement: _NodeT, blank_lines: int) -> _NodeT:
-    if not hasattr(statement, "leading_lines"):
-        return statement
-    comments = [line for line in statement.leading_lines if line.comment is not None]
-    return statement.with_changes(
-        leading_lines=[cst.EmptyLine(indent=False) for _ in range(blank_lines)] + comments
-    )
 
 
 def _slot(
@@ -253,14 +210,14 @@ def _slot(
     its setter, overloads, registered handlers), the one with the same decorators, or with ``order`` (its
     place among the block's definitions of that name, and their count) the one in the same place when the
     block writes them all. None for a new name."""
-    name = _definition_name(new)
-    found = [i for i, old in enumerate(olds) if _definition_name(old) == name]
+    name = definition_name(new)
+    found = [i for i, old in enumerate(olds) if definition_name(old) == name]
     if len(found) <= 1:
         return found[0] if found else None
     ordinal, siblings = order
     if siblings == len(found):
         return found[ordinal]
-    same = [i for i in found if _decorators(olds[i]) == _decorators(new)]
+    same = [i for i in found if decorator_texts(olds[i]) == decorator_texts(new)]
     if len(same) == 1 and siblings == 1:
         return same[0]
     raise fail(
@@ -269,33 +226,28 @@ def _slot(
     )
 
 
-def _decorators(node: cst.CSTNode) -> tuple[str, ...]:
-    empty = cst.Module(body=[])
-    return tuple(empty.code_for_node(d.decorator) for d in getattr(node, "decorators", ()))
-
-
 def _place_statement(
     module: cst.Module, statement: Statement, fail: Callable[[str], EditError], order: tuple[int, int]
 ) -> cst.Module:
     body = list(module.body)
-    name = _definition_name(statement)
+    name = definition_name(statement)
     if name is not None:
         at = _slot(body, statement, order, fail)
         if at is not None:
             old = body[at]
             if isinstance(statement, cst.ClassDef) and isinstance(old, cst.ClassDef):
-                body[at] = _keep_spacing(old, _merged_class(old, statement, fail))
+                body[at] = keep_spacing(old, _merged_class(old, statement, fail))
             else:
-                body[at] = _keep_spacing(old, statement)
+                body[at] = keep_spacing(old, statement)
             return module.with_changes(body=body)
         if isinstance(statement, cst.FunctionDef):
             owners = [
                 i
                 for i, old in enumerate(body)
-                if isinstance(old, cst.ClassDef) and _member_index(old, statement.name.value) is not None
+                if isinstance(old, cst.ClassDef) and member_index(old, statement.name.value) is not None
             ]
             if len(owners) > 1:
-                classes = ", ".join(_definition_name(body[i]) or "?" for i in owners)
+                classes = ", ".join(definition_name(body[i]) or "?" for i in owners)
                 raise fail(
                     f"defines {name}(), a method of several classes ({classes}); write it inside its "
                     "'class NAME:' line, with the other methods left out"
@@ -305,23 +257,23 @@ def _place_statement(
                 assert isinstance(owner, cst.ClassDef)
                 body[owners[0]] = _with_member(owner, statement, fail, order)
                 return module.with_changes(body=body)
-        return module.with_changes(body=[*body, _appended(statement, 2)])
-    if _is_import(statement):
-        if any(_is_import(old) and _code(module, old) == _code(module, statement) for old in body):
+        return module.with_changes(body=[*body, appended_with(statement, 2)])
+    if is_import(statement):
+        if any(is_import(old) and node_code(module, old) == node_code(module, statement) for old in body):
             return module
         return module.with_changes(body=_after_imports(body, statement))
-    assigned = _assigned_name(statement)
+    assigned = assigned_name(statement)
     if assigned is not None:
-        at = next((i for i, old in enumerate(body) if _assigned_name(old) == assigned), None)
+        at = next((i for i, old in enumerate(body) if assigned_name(old) == assigned), None)
         if at is not None:
-            body[at] = _keep_spacing(body[at], statement)
+            body[at] = keep_spacing(body[at], statement)
             return module.with_changes(body=body)
         return module.with_changes(body=_after_imports(body, statement))
-    if _is_docstring(statement) and body and _is_docstring(body[0]):
+    if is_docstring(statement) and body and is_docstring(body[0]):
         body[0] = statement
         return module.with_changes(body=body)
     raise fail(
-        f"has '{_code(cst.Module(body=[]), statement).splitlines()[0]}', which cannot be placed by name; "
+        f"has '{node_code(cst.Module(body=[]), statement).splitlines()[0]}', which cannot be placed by name; "
         "write only complete functions, classes, imports and NAME = ... assignments, or the whole file "
         "(all of it: every import, assignment and statement it has, too)"
     )
@@ -331,37 +283,30 @@ def _after_imports(
     body: Sequence[cst.BaseStatement], statement: cst.BaseStatement
 ) -> list[cst.BaseStatement]:
     """``body`` with ``statement`` after its last top-level import (after a docstring when it has none)."""
-    last = max((i for i, old in enumerate(body) if _is_import(old)), default=None)
+    last = max((i for i, old in enumerate(body) if is_import(old)), default=None)
     if last is None:
-        last = 0 if body and _is_docstring(body[0]) else -1
-    placed = _appended(statement, 0) if last >= 0 and _is_import(body[last]) else _appended(statement, 1)
+        last = 0 if body and is_docstring(body[0]) else -1
+    placed = (
+        appended_with(statement, 0) if last >= 0 and is_import(body[last]) else appended_with(statement, 1)
+    )
     return [*body[: last + 1], placed, *body[last + 1 :]]
-
-
-def _members(cls: cst.ClassDef) -> list[cst.BaseStatement]:
-    inner = cls.body
-    return list(inner.body) if isinstance(inner, cst.IndentedBlock) else []
-
-
-def _member_index(cls: cst.ClassDef, name: str) -> int | None:
-    return next((i for i, member in enumerate(_members(cls)) if _definition_name(member) == name), None)
 
 
 def _with_member(
     cls: cst.ClassDef, member: cst.BaseStatement, fail: Callable[[str], EditError], order: tuple[int, int]
 ) -> cst.ClassDef:
-    members = _members(cls)
-    if _definition_name(member) is not None:
+    members = class_members(cls)
+    if definition_name(member) is not None:
         at = _slot(members, member, order, fail)
     else:
-        name = _assigned_name(member)
+        name = assigned_name(member)
         at = next(
-            (i for i, old in enumerate(members) if name is not None and _assigned_name(old) == name), None
+            (i for i, old in enumerate(members) if name is not None and assigned_name(old) == name), None
         )
     if at is not None:
-        members[at] = _keep_spacing(members[at], member)
+        members[at] = keep_spacing(members[at], member)
     else:
-        members.append(_appended(member, 1))
+        members.append(appended_with(member, 1))
     return cls.with_changes(body=cls.body.with_changes(body=members))
 
 
@@ -378,11 +323,11 @@ def _merged_class(old: cst.ClassDef, new: cst.ClassDef, fail: Callable[[str], Ed
             merged = merged.with_changes(bases=old.bases, keywords=old.keywords, lpar=old.lpar, rpar=old.rpar)
         if not new.decorators:
             merged = merged.with_changes(decorators=old.decorators)
-        old_members, new_members = _members(old), _members(new)
+        old_members, new_members = class_members(old), class_members(new)
         if (
             old_members
-            and _is_docstring(old_members[0])
-            and not (new_members and _is_docstring(new_members[0]))
+            and is_docstring(old_members[0])
+            and not (new_members and is_docstring(new_members[0]))
         ):
             merged = merged.with_changes(body=new.body.with_changes(body=[old_members[0], *new_members]))
         return merged
@@ -391,11 +336,11 @@ def _merged_class(old: cst.ClassDef, new: cst.ClassDef, fail: Callable[[str], Ed
         merged = merged.with_changes(bases=new.bases, keywords=new.keywords, lpar=new.lpar, rpar=new.rpar)
     if new.decorators:
         merged = merged.with_changes(decorators=new.decorators)
-    siblings = Counter(name for member in _members(new) if (name := _definition_name(member)))
+    siblings = Counter(name for member in class_members(new) if (name := definition_name(member)))
     seen: Counter[str] = Counter()
-    for member in _members(new):
-        name = _definition_name(member)
-        if name or _assigned_name(member):
+    for member in class_members(new):
+        name = definition_name(member)
+        if name or assigned_name(member):
             merged = _with_member(merged, member, fail, (seen[name or ""], siblings[name or ""]))
             seen[name or ""] += 1
     return merged

@@ -12,10 +12,9 @@ import pytest
 
 from coderefine.cli.main import main
 from coderefine.config import Settings
-from coderefine.doors.review.findings import right_side_lines
+from coderefine.doors.review.findings import right_side_lines, suggestion_for
 from coderefine.doors.review.github import render_annotations
 from coderefine.doors.review.github_api import GitHubReviewer, PullRequest
-from coderefine.doors.review.findings import suggestion_for
 from coderefine.doors.review.run import ReviewReport, choose_intent, run_review
 from coderefine.doors.review.sarif import sarif_data
 from coderefine.errors import GitError

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.doors.review.findings import Finding, Suggestion
-from coderefine.doors.review.findings import suggestion_for
+from coderefine.doors.review.findings import Finding, Suggestion, suggestion_for
 from coderefine.doors.review.run import ReviewReport
 from coderefine.doors.review.sarif import sarif_data
 from coderefine.models.scripted import ScriptedModel
