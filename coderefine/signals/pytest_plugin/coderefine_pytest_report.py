@@ -17,11 +17,15 @@ import posixpath
 import re
 import reprlib
 import signal
-import sys
 import tempfile
 import threading
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for mypy, which reads this folder as part of the package
+    from coderefine.signals.pytest_plugin import coderefine_pytest_calls as calls
+else:  # in the project's interpreter: beside this file, on the same path, with no coderefine installed
+    import coderefine_pytest_calls as calls
 
 import pytest
 
@@ -45,89 +49,9 @@ _PYTEST_TEMP = re.compile(re.escape(_TEMP) + r"/pytest-of-[^/\s]+/pytest-\d+/")
 _SCRATCH = re.compile(re.escape(_TEMP) + r"/[^/\s'\"]+")
 
 
-# The functions each test calls (PYTEST_CODEREFINE_CALLS), only in the one run that asks for it. On
-# Python 3.12+ sys.monitoring sees each function start once per test (the callback turns itself off for
-# that code until the next test); before, a trace function that sees calls and traces no line. A
-# profile hook (sys.setprofile) also sees every C call and return: on tabulate's tests it took 38 s
-# where the plain run takes 2.
-_CALLED: set[tuple[str, int]] = set()
-# code object -> (its file relative to the run's folder, its first line), or None: not the project's
-_CODES: dict[Any, Any] = {}
-_HERE = ""
-_MONITOR = getattr(sys, "monitoring", None)
-_TOOL = 4  # a sys.monitoring tool id of no standard tool (0-5 are free for any use)
-
-
-def _code_key(code: Any) -> Any:
-    path = os.path.realpath(code.co_filename)
-    if not path.startswith(_HERE):
-        return None
-    relative = path[len(_HERE) :].replace(os.sep, "/")
-    if "site-packages/" in relative or relative.startswith("."):
-        return None  # a virtual environment inside the project is no code of its own
-    return (relative, code.co_firstlineno)
-
-
-def _called(code: Any) -> None:
-    try:
-        key = _CODES[code]
-    except KeyError:
-        key = _CODES[code] = _code_key(code)
-    if key is not None:
-        _CALLED.add(key)
-
-
-def _trace(frame: Any, event: str, arg: Any) -> None:
-    if event == "call":
-        _called(frame.f_code)
-    return None  # no line events in this frame
-
-
-def _started(code: Any, offset: int) -> Any:
-    _called(code)
-    return _MONITOR.DISABLE  # type: ignore[union-attr]
-
-
-def _start_calls() -> None:
-    global _HERE, _MONITOR
-    if not os.environ.get("PYTEST_CODEREFINE_CALLS"):
-        return
-    _HERE = os.path.realpath(os.getcwd()) + os.sep
-    if _MONITOR is not None:
-        try:
-            _MONITOR.use_tool_id(_TOOL, "coderefine")
-        except ValueError:  # taken: the trace function instead
-            _MONITOR = None
-        else:
-            _MONITOR.register_callback(_TOOL, _MONITOR.events.PY_START, _started)
-
-
-def _recording(on: bool) -> None:
-    """Calls are recorded only while a test's setup, call or teardown runs: pytest's own work around
-    them (collection, the report of a failure with its traceback) is not the test's, and tracing it
-    cost more than the tests themselves when a hundred tests failed."""
-    if not _HERE:
-        return
-    if _MONITOR is not None:
-        _MONITOR.set_events(_TOOL, _MONITOR.events.PY_START if on else 0)
-    else:
-        sys.settrace(_trace if on else None)
-
-
-def _next_test() -> None:
-    """What collection and the tests before called is not this test's; each function's start is seen
-    again."""
-    _CALLED.clear()
-    if _HERE and _MONITOR is not None:
-        _MONITOR.restart_events()
-
-
 def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
-    if not _HERE:
-        return
-    called = sorted(_CALLED)
-    _CALLED.clear()
-    _write({"event": "calls", "nodeid": _rebased(nodeid), "called": [list(key) for key in called]})
+    if calls.active():
+        _write({"event": "calls", "nodeid": _rebased(nodeid), "called": calls.taken()})
 
 
 class TestTimeoutError(BaseException):
@@ -155,7 +79,7 @@ def pytest_configure(config: Any) -> None:
             if len(found) > 1 and found not in _ROOTS:
                 _ROOTS.append(found)
     _ROOTS.sort(key=len, reverse=True)
-    _start_calls()
+    calls.start()
 
 
 def _below(root: str, invoked: str) -> str:
@@ -286,11 +210,11 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def _phase(item: pytest.Item) -> Any:
     if _timed():
         signal.setitimer(signal.ITIMER_REAL, _TIMEOUT)
-    _recording(True)
+    calls.recording(True)
     try:
         yield
     finally:
-        _recording(False)
+        calls.recording(False)
         if _timed():
             signal.setitimer(signal.ITIMER_REAL, 0)
 
@@ -356,7 +280,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
 
 
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
-    _next_test()
+    calls.next_test()
     file = _file_of(nodeid, location[0])
     _write({"event": "start", "nodeid": _rebased(nodeid), "file": file, "line": location[1]})
 
