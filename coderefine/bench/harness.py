@@ -12,17 +12,17 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from coderefine.bench.contain import end_marked, marked
 from coderefine.bench.localized import bug_lines, localized, task_changes
 from coderefine.bench.result import TaskResult, lines_changed, round_note
-from coderefine.bench.review_run import run_review_task
+from coderefine.bench.review_run import review_result
 from coderefine.bench.score import score
 from coderefine.bench.stable import stable_environ
 from coderefine.bench.strategies import Strategy
 from coderefine.bench.suite import REVIEW_KINDS
-from coderefine.bench.task import Task
+from coderefine.bench.task import BenchTask
 from coderefine.config import Settings
 from coderefine.errors import ModelError, ServerDiedError
 from coderefine.models.base import Model
@@ -34,28 +34,6 @@ from coderefine.refiner.prompting import PROTOCOL_VERSION
 from coderefine.signals.base import Comparison, SignalSet, SourceStatus
 from coderefine.signals.evaluate import Evaluation, Evaluator
 from coderefine.version import __version__
-
-
-class BenchTask(Task, Protocol):
-    """What the harness needs of a task: HumanEvalFix's and a library suite's tasks both fit."""
-
-    @property
-    def shape(self) -> str: ...
-    @property
-    def strength(self) -> str: ...
-    @property
-    def mutation(self) -> str: ...
-    @property
-    def bug_type(self) -> str: ...
-
-    @property
-    def visible(self) -> tuple[str, ...]: ...
-
-    def oracle_edits(self) -> list[tuple[str, str]]: ...
-
-    def failing_visible(self, folder: Path, runner: Runner, environ: Mapping[str, str]) -> tuple[str, ...]:
-        """The visible tests that fail on the starting code in ``folder``."""
-        ...
 
 
 class _NoSignals:
@@ -112,7 +90,7 @@ def _run_task(
     clock: Callable[[], float],
 ) -> TaskResult:
     if task.kind in REVIEW_KINDS:
-        return _review_result(task, strategy, model, settings, runner, environ, clock)
+        return review_result(task, strategy, model, settings, runner, environ, clock)
     start = clock()
     with tempfile.TemporaryDirectory(prefix="coderefine-bench-") as scratch:
         folder = task.materialise(Path(scratch) / "task")
@@ -222,61 +200,6 @@ def _run_task(
 def _scored(task: BenchTask, texts: Mapping[str, str]) -> Any:
     """What ``task.passes`` scores: the one file's text, or every file's for a task of several."""
     return texts[task.path] if len(texts) == 1 else texts
-
-
-def _review_result(
-    task: BenchTask,
-    strategy: Strategy,
-    model: Model,
-    settings: Settings,
-    runner: Runner,
-    environ: Mapping[str, str],
-    clock: Callable[[], float],
-) -> TaskResult:
-    """A review task's result: "fixed" is caught (an error-level finding on the mutant's lines); a
-    negative is correct code, so it passes before and after (a review writes nothing)."""
-    start = clock()
-    outcome = run_review_task(task, model, settings, runner, environ, clock)  # type: ignore[arg-type]
-    report = outcome.report
-    usage = {"input": 0, "output": 0, "read": 0, "write": 0}
-    for spent in report.usage.values() if report else ():
-        usage["input"] += spent.input_tokens
-        usage["output"] += spent.output_tokens
-        usage["read"] += spent.cache_read_tokens
-        usage["write"] += spent.cache_write_tokens
-    clean = task.kind != "review"
-    return TaskResult(
-        task_id=task.task_id,
-        bug_type=task.bug_type,
-        strategy=strategy.name,
-        model=model.name,
-        passed_before=clean,
-        passed_after=clean or outcome.caught,
-        rounds=1 if report and report.reviewed else 0,
-        input_tokens=usage["input"],
-        output_tokens=usage["output"],
-        cache_read_tokens=usage["read"],
-        cache_write_tokens=usage["write"],
-        cost=report.cost if report else 0.0,
-        seconds=clock() - start,
-        gate_rejections=0,
-        stop="reviewed" if report else "error",
-        error=outcome.error,
-        kind=task.kind,
-        shape=task.shape,
-        strength=task.strength,
-        mutation=task.mutation,
-        models=_charges(report.charges) if report else (),
-        caught=outcome.caught,
-        false_alarms=outcome.false_alarms,
-        fixes_tried=outcome.fixes_tried,
-        verified=outcome.verified,
-        verified_fixing=outcome.verified_fixing,
-    )
-
-
-def _charges(charges: Sequence[Any]) -> tuple[dict[str, Any], ...]:
-    return tuple({"role": c.role, "model": c.model, "tokens": c.usage.total, "cost": c.cost} for c in charges)
 
 
 ModelFor = Callable[[BenchTask, Strategy], Model]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,3 +88,7 @@ def round_note(number: int, outcome: str, note: str) -> str:
         first += f" ({CUT_OFF})"
     text = f"{number} {outcome}" + (f": {first}" if first else "")
     return text if len(text) <= NOTE_CHARS else text[: NOTE_CHARS - 3] + "..."
+
+
+def charge_records(charges: Sequence[Any]) -> tuple[dict[str, Any], ...]:
+    return tuple({"role": c.role, "model": c.model, "tokens": c.usage.total, "cost": c.cost} for c in charges)

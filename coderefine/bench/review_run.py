@@ -16,8 +16,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
+from coderefine.bench.result import TaskResult, charge_records
 from coderefine.bench.score import score
-from coderefine.bench.task import Task
+from coderefine.bench.strategies import Strategy
+from coderefine.bench.task import BenchTask, Task
 from coderefine.config import Settings
 from coderefine.doors.review.findings import Finding
 from coderefine.doors.review.run import ReviewReport, run_review
@@ -136,3 +138,54 @@ def _applied(text: str, finding: Finding) -> str:
     suggestion = finding.suggestion
     new = suggestion.text + "\n" if suggestion.text else ""
     return "".join(lines[: suggestion.start - 1]) + new + "".join(lines[suggestion.end :])
+
+
+def review_result(
+    task: BenchTask,
+    strategy: Strategy,
+    model: Model,
+    settings: Settings,
+    runner: Runner,
+    environ: Mapping[str, str],
+    clock: Callable[[], float],
+) -> TaskResult:
+    """A review task's result: "fixed" is caught (an error-level finding on the mutant's lines); a
+    negative is correct code, so it passes before and after (a review writes nothing)."""
+    start = clock()
+    outcome = run_review_task(task, model, settings, runner, environ, clock)  # type: ignore[arg-type]
+    report = outcome.report
+    usage = {"input": 0, "output": 0, "read": 0, "write": 0}
+    for spent in report.usage.values() if report else ():
+        usage["input"] += spent.input_tokens
+        usage["output"] += spent.output_tokens
+        usage["read"] += spent.cache_read_tokens
+        usage["write"] += spent.cache_write_tokens
+    clean = task.kind != "review"
+    return TaskResult(
+        task_id=task.task_id,
+        bug_type=task.bug_type,
+        strategy=strategy.name,
+        model=model.name,
+        passed_before=clean,
+        passed_after=clean or outcome.caught,
+        rounds=1 if report and report.reviewed else 0,
+        input_tokens=usage["input"],
+        output_tokens=usage["output"],
+        cache_read_tokens=usage["read"],
+        cache_write_tokens=usage["write"],
+        cost=report.cost if report else 0.0,
+        seconds=clock() - start,
+        gate_rejections=0,
+        stop="reviewed" if report else "error",
+        error=outcome.error,
+        kind=task.kind,
+        shape=task.shape,
+        strength=task.strength,
+        mutation=task.mutation,
+        models=charge_records(report.charges) if report else (),
+        caught=outcome.caught,
+        false_alarms=outcome.false_alarms,
+        fixes_tried=outcome.fixes_tried,
+        verified=outcome.verified,
+        verified_fixing=outcome.verified_fixing,
+    )

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.bench.harness import BenchTask, run_bench
+from coderefine.bench.harness import run_bench
 from coderefine.bench.models import DoNothingModel, OracleModel
 from coderefine.bench.result import TaskResult
 from coderefine.bench.strategies import STRATEGIES, Strategy, strategies
 from coderefine.bench.summary import summary
+from coderefine.bench.task import BenchTask
 from coderefine.bench.tasks import load_tasks, select_tasks
 from coderefine.config import Settings
 from coderefine.errors import UsageError
