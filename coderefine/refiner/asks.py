@@ -20,7 +20,14 @@ MAX_ASKS = 2
 MAX_NAMES = 3
 _ASK = re.compile(r"^\s*SHOW:\s*`?(?:(?P<path>[\w./-]+\.py):)?(?P<name>[A-Za-z_][\w.]*)`?\s*$")
 
-# What a request that shows a file in part says about asking (in the partial files' note).
+# What a request that shows a file in part says about asking (in the partial files' note); the critic
+# answers with the critique tool, so it asks through the tool's ``show`` field (or the same in its JSON).
+CRITIC_HOW_TO_ASK = (
+    "If you cannot judge the change without a definition that is not shown, give its name in `show` (a "
+    f"method as `Class.method`, at most {MAX_NAMES}) with no issues: it is shown to you and you are asked "
+    "again."
+)
+LAST_ASK = " You may not ask again in this request: answer now with what you have."
 HOW_TO_ASK = (
     "To see a definition that is not shown, answer with only lines `SHOW: name` (a method as "
     f"`Class.method`, at most {MAX_NAMES}) and it is shown to you before you answer."
@@ -31,6 +38,11 @@ HOW_TO_ASK = (
 class Ask:
     path: str | None
     name: str
+
+
+def named(names: list[str] | tuple[str, ...]) -> list[Ask]:
+    """``names`` (from the critique tool's ``show``) as asks, those that are no name left out."""
+    return asks_in("\n".join(f"SHOW: {name}" for name in names)) if names else []
 
 
 def asks_in(reply: str) -> list[Ask]:
@@ -50,6 +62,7 @@ def answer(
     texts: Mapping[str, str],
     budget: int,
     render: Callable[[FileView, Span], str],
+    last: bool = False,
 ) -> str:
     """The asked definitions, each as ``render`` shows a span of a file (verbatim, with its line
     numbers), within ``budget`` characters; a name that no file under review defines is said so."""
@@ -77,7 +90,8 @@ def answer(
             budget -= len(text)
             parts.append(text)
     body = "The definitions you asked to see, verbatim:\n\n" + "\n\n".join(parts) if parts else ""
-    return "\n\n".join(p for p in (body, *notes) if p) + "\n\nNow answer the request as it asked."
+    close = "Now answer the request as it asked." + (LAST_ASK if last else "")
+    return "\n\n".join(p for p in (body, *notes) if p) + "\n\n" + close
 
 
 def _names(defined: str, asked: str, path: str) -> bool:

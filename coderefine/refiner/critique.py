@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from coderefine.models.base import ToolSpec
+from coderefine.refiner.asks import MAX_NAMES
 
 MAX_ISSUES = 20
 _SEVERITIES = ("error", "warning", "info")
@@ -50,6 +51,16 @@ CRITIQUE_SCHEMA: dict[str, Any] = {
                 },
                 "required": ["title", "severity", "path", "line", "evidence", "suggestion"],
             },
+        },
+        # Code on request (asks.py), the critic's tool form: bounded, since a local server makes the
+        # schema its grammar.
+        "show": {
+            "type": "array",
+            "maxItems": MAX_NAMES,
+            "items": {"type": "string", "maxLength": 80},
+            "description": "Only when a file is shown in part and you cannot judge the change without a "
+            "definition that is not shown: its name (a method as Class.method). You are then shown it and "
+            "asked again; leave issues empty. Otherwise leave this out.",
         },
     },
     "required": ["verdict", "summary", "issues"],
@@ -116,6 +127,7 @@ class Critique:
     issues: tuple[Issue, ...]
     repairs: tuple[str, ...] = ()  # what the parser had to fix, for the report
     edits: str = ""  # edit blocks the critic attached (merged protocol); never part of ``as_data``
+    show: tuple[str, ...] = ()  # definitions the critic asked to see before it judges (asks.py)
 
     def as_data(self) -> dict[str, Any]:
         return {
@@ -195,7 +207,15 @@ def parse_critique(tool_input: Mapping[str, Any] | None, text: str, files: Mappi
         tuple(issues),
         tuple(repairs),
         edits if isinstance(edits, str) else "",
+        _names(data.get("show")),
     )
+
+
+def _names(raw: object) -> tuple[str, ...]:
+    """The names of ``show`` (a list of them, or one), at most ``MAX_NAMES``."""
+    items = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    names = [item.strip().strip("`") for item in items if isinstance(item, str) and item.strip()]
+    return tuple(dict.fromkeys(names))[:MAX_NAMES]
 
 
 def _parse_issue(
@@ -252,3 +272,15 @@ def _parse_issue(
 
 def _span(first: int, last: int) -> str:
     return f"line {first}" if first == last else f"lines {first}-{last}"
+
+
+def asked_names(tool_input: Mapping[str, Any] | None, text: str) -> tuple[str, ...]:
+    """The definitions a critic's answer asks to see through ``show`` (the tool's input, or the JSON
+    object of a text answer); () when it asks nothing or cannot be read."""
+    if tool_input is not None:
+        return _names(tool_input.get("show"))
+    try:
+        data = _json_from_text(text)
+    except CritiqueError:
+        return ()
+    return _names(data.get("show")) if isinstance(data, Mapping) else ()

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from coderefine.edits.blocks import EXAMPLE_PATH
 from coderefine.models.base import Block, Message, ModelRequest
+from coderefine.refiner.asks import CRITIC_HOW_TO_ASK
 from coderefine.refiner.code_section import asks_note, code_block, issue_excerpts, whole_note
 from coderefine.refiner.context import FileView
 from coderefine.refiner.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL, Critique
@@ -146,6 +147,8 @@ class PromptBuilder:
             sections["changed"] = "Functions and classes the change touches: " + ", ".join(changed)
         if self._merge:
             sections["merge"] = MERGE_NOTE
+        if any(not v.whole for v in (views or {}).values()):
+            sections["asks"] = CRITIC_HOW_TO_ASK
         return self._request("critic", files, sections, force=True, views=views)
 
     def reviser(

@@ -31,6 +31,7 @@ ORDER: Mapping[str, tuple[str, ...]] = {
         "localization",
         "spec",
         "merge",
+        "asks",
     ),
     "reviser": ("role", "intent", "critique", "unseen", "signals", "localization", "spec", "files", "asks"),
     "author": ("role", "intent", "localization", "spec", "files", "asks"),

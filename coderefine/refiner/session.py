@@ -4,6 +4,7 @@ critique with its one retry, edit blocks applied and gated with their one retry,
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, Protocol
 
@@ -17,11 +18,11 @@ from coderefine.models.roles import role_specs
 from coderefine.project.change import Change
 from coderefine.project.redact import Redactor
 from coderefine.project.rules import disk_reader
-from coderefine.refiner.asks import MAX_ASKS, answer, asks_in
+from coderefine.refiner.asks import MAX_ASKS, Ask, answer, asks_in, named
 from coderefine.refiner.budget import UNBOUNDED_ASK_CHARS, request_budget
 from coderefine.refiner.code_section import excerpt
 from coderefine.refiner.context import FileView, named_spans, unseen_note
-from coderefine.refiner.critique import Critique, CritiqueError, parse_critique
+from coderefine.refiner.critique import Critique, CritiqueError, asked_names, parse_critique
 from coderefine.refiner.ledger import Ledger
 from coderefine.refiner.localize import Localization, localize
 from coderefine.refiner.prompting import EDIT_RETRY, MAX_ECHO, PromptBuilder, prompt_text
@@ -257,7 +258,7 @@ class Session:
             comparison=current.comparison,
             views=self.showing.views(texts, current.comparison, diff),
         )
-        reply = self.call(request, round_number)
+        request, reply = self._critic_reply(request, texts, round_number)
         try:
             return self.rules.cite(parse_critique(reply.tool_input, reply.text, texts), texts)
         except CritiqueError as exc:
@@ -267,6 +268,23 @@ class Session:
                 return self.rules.cite(parse_critique(reply.tool_input, reply.text, texts), texts)
             except CritiqueError as again:
                 raise CritiqueError(str(again) + _why(reply)) from again
+
+    def _critic_reply(
+        self, request: ModelRequest, texts: Mapping[str, str], round_number: int
+    ) -> tuple[ModelRequest, ModelReply]:
+        """The critic's answer, once the definitions it asked to see (``show``, or ``SHOW:`` lines) are
+        shown to it, at most ``MAX_ASKS`` times; only while some file is shown in part."""
+        reply = self.call(request, round_number)
+        for left in range(MAX_ASKS, 0, -1):
+            if all(v.whole for v in self.shown.values()):
+                break
+            asked = named(asked_names(reply.tool_input, reply.text)) or asks_in(reply.text)
+            if not asked:
+                break
+            said = reply.text if reply.text.strip() else json.dumps(reply.tool_input, ensure_ascii=False)
+            request = self._answer(request, said, texts, asked, last=left == 1)
+            reply = self.call(request, round_number)
+        return request, reply
 
     def edit(
         self, request: ModelRequest, texts: Mapping[str, str], round_number: int
@@ -278,7 +296,7 @@ class Session:
             reply = self.call(request, round_number)
             while asks and asks_in(reply.text):
                 asks -= 1
-                request = self._answer(request, reply.text, texts)
+                request = self._answer(request, reply.text, texts, last=asks == 0)
                 reply = self.call(request, round_number)
             start = self.ledger.clock()
             try:
@@ -293,12 +311,21 @@ class Session:
                 self.ledger.time("gate", start)
         raise AssertionError("unreachable")
 
-    def _answer(self, request: ModelRequest, reply_text: str, texts: Mapping[str, str]) -> ModelRequest:
-        """``request`` continued with the model's asks and the definitions they name, within the view
-        budget (or 8,000 characters when no budget is known)."""
+    def _answer(
+        self,
+        request: ModelRequest,
+        reply_text: str,
+        texts: Mapping[str, str],
+        asked: list[Ask] | None = None,
+        last: bool = False,
+    ) -> ModelRequest:
+        """``request`` continued with the model's answer and the definitions it asked for (``asked``, or
+        its ``SHOW:`` lines), within what the views leave of the code budget (or 8,000 characters when no
+        budget is known). ``last``: the answer says no more asks are taken."""
         self.asks += 1
         budget = self.showing.code_room() or UNBOUNDED_ASK_CHARS
-        shown = answer(asks_in(reply_text), self.shown, texts, budget, excerpt)
+        wanted = asked if asked is not None else asks_in(reply_text)
+        shown = answer(wanted, self.shown, texts, budget, excerpt, last=last)
         messages = (*request.messages, Message.assistant(reply_text), Message.user(shown))
         return dataclasses.replace(request, messages=messages)
 

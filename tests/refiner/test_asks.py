@@ -16,7 +16,7 @@ from coderefine.refiner.context import FileView
 from coderefine.refiner.loop import refine
 from coderefine.signals.evaluate import Evaluator
 from tests.conftest import SMALL_PROJECT, RepoFactory, write_files
-from tests.refiner.test_loop import PASS
+from tests.refiner.test_loop import PASS, revise
 from tests.refiner.test_session import big_module
 
 TEXT = "import os\n\n\nclass Box:\n    def shut(self):\n        return 1\n\n\ndef open_(x):\n    return x\n"
@@ -72,3 +72,46 @@ def test_a_name_asked_with_its_module_in_front_is_found() -> None:
     assert "No definition named `other.Box.shut`" in answer(
         [Ask(None, "other.Box.shut")], views, texts, 10_000, excerpt
     )
+
+
+def _asking_run(make_repo: RepoFactory, answers: list[object]) -> tuple[ScriptedModel, int]:
+    tests = "from pkg.mod import f7\n\n\ndef test_f7():\n    assert f7(1, 2) == 3\n"
+    root = make_repo({**SMALL_PROJECT, "tests/test_mod.py": tests, "pkg/mod.py": big_module(34, False)})
+    write_files(root, {"pkg/mod.py": big_module(34, True)})
+    repo = GitRepo.find(root)
+    change = from_worktree([Path("pkg/mod.py")], cwd=root, repo=repo, max_bytes=1 << 20)
+    model = ScriptedModel(answers)
+    settings = Settings(model="claude-sonnet-4-5", confirm="always", merge="never")
+    with Evaluator(
+        change, settings, SubprocessRunner(), {"PATH": "/usr/bin:/bin"}, project_files(root, repo)
+    ) as ev:
+        result = refine(change, settings, model, ev, intent="f7 must add")
+    return model, result.asks
+
+
+ASK_F30 = {"verdict": "revise", "summary": "I need f30", "issues": [], "show": ["f30"]}
+
+
+def test_a_critic_asks_through_the_critique_tool_and_judges_in_the_same_round(make_repo: RepoFactory) -> None:
+    fix = "pkg/mod.py\n```python\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```\n"
+    model, asks = _asking_run(make_repo, [ASK_F30, revise(), fix, PASS])
+    first, second = model.history[0], model.history[1]
+    assert first.role == second.role == "critic"
+    assert "give its name in `show`" in first.prompt_text() and "def f30(a, b):" not in first.prompt_text()
+    # The same conversation: its answer (the tool's input, as text), then the definition it asked for.
+    assert '"show": ["f30"]' in second.messages[1].blocks[0].text
+    assert "def f30(a, b):" in second.messages[2].blocks[0].text
+    assert asks == 1 and [r.role for r in model.history] == ["critic", "critic", "reviser", "critic"]
+
+
+def test_a_critic_is_answered_at_most_max_asks_times_and_told_when_it_is_the_last(
+    make_repo: RepoFactory,
+) -> None:
+    text_ask = "SHOW: f31\n"  # the text form: a provider without tools, or a model that ignores them
+    model, asks = _asking_run(make_repo, [ASK_F30, text_ask, ASK_F30, PASS])
+    assert asks == MAX_ASKS
+    answers = [m.blocks[0].text for m in model.history[MAX_ASKS].messages[2::2]]
+    assert "def f30(a, b):" in answers[0] and "def f31(a, b):" in answers[1]
+    assert "may not ask again" in answers[-1] and "may not ask again" not in answers[0]
+    # The answer after the last ask is read as the critique: asking again is not answered.
+    assert all(r.role == "critic" for r in model.history[: MAX_ASKS + 1])

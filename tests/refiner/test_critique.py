@@ -146,3 +146,17 @@ def test_lines_the_parser_moved_say_they_were_re_anchored() -> None:
     )
     assert moved.as_data()["relocated"] == moved.relocated
     assert kept.relocated == "" and "relocated" not in kept.as_data()
+
+
+def test_the_definitions_a_critic_asks_to_see_are_read_from_the_tool_or_its_json() -> None:
+    from coderefine.refiner.asks import MAX_NAMES
+    from coderefine.refiner.critique import asked_names
+
+    files = {"m.py": "def f():\n    return 1\n"}
+    asked = {"verdict": "revise", "summary": "s", "issues": [], "show": ["`Box.shut`", "f", "f", "g", "h"]}
+    critique = parse_critique(asked, "", files)
+    assert critique.show == ("Box.shut", "f", "g")[:MAX_NAMES]
+    assert asked_names(asked, "") == critique.show
+    assert asked_names(None, 'Here: {"verdict": "pass", "summary": "", "issues": [], "show": "f"}') == ("f",)
+    assert asked_names(None, "no json here") == () and asked_names({"verdict": "pass"}, "") == ()
+    assert "show" not in critique.as_data()
