@@ -122,8 +122,10 @@ def _policy_rows(figures: Sequence[PolicyFigures], label: str, note: str) -> lis
 
 
 def bench_suite_calls(runs: int) -> list[Row]:
-    """The same policies on a shipped real-library suite's bug and feature tasks (built on first use into
-    the benchmark cache: a download from the package index and about a minute's build)."""
+    """The same policies on shipped real-library suites' bug, feature and release tasks (built on first
+    use into the benchmark cache: a download from the package index and about a minute's build each).
+    ``CODEREFINE_SUITE_CALLS`` chooses the suites (comma-separated, as ``coderefine bench --suite`` names
+    them: ``humanize==4.11.0``, or a release suite ``boltons==26.1.0->26.2.0``); inflection by default."""
     from benchmarks.calls import measure_tasks
     from benchmarks.large import cache_dir
     from coderefine.bench.manifest import library_suite, load_manifest
@@ -131,13 +133,23 @@ def bench_suite_calls(runs: int) -> list[Row]:
     from coderefine.project.runner import SubprocessRunner
 
     names = ["one-shot", "coderefine", "coderefine-merged"]
-    library = next(lib for lib in load_manifest() if lib.name == SUITE_LIBRARY)
-    try:
-        tasks, _ = library_suite(library, cache_dir() / "suites", SubprocessRunner(), os.environ, print)
-    except UsageError as exc:
-        return [Row(f"{library.requirement} suite", 0, "", "", None, f"skipped: {exc}")]
-    scored = [t for t in tasks if t.kind in ("bug", "feature")]
-    return _policy_rows(measure_tasks(scored, names), f", {library.requirement}", "oracle")
+    chosen = os.environ.get("CODEREFINE_SUITE_CALLS", SUITE_LIBRARY)
+    wanted = [w.strip() for w in chosen.split(",") if w.strip()]
+    rows: list[Row] = []
+    for want in wanted:
+        names_of = [(lib, (lib.name, lib.requirement, lib.label.replace(" ", ""))) for lib in load_manifest()]
+        library = next((lib for lib, known in names_of if want in known), None)
+        if library is None:
+            rows.append(Row(f"{want} suite", 0, "", "", None, "skipped: not in the manifest"))
+            continue
+        try:
+            tasks, _ = library_suite(library, cache_dir() / "suites", SubprocessRunner(), os.environ, print)
+        except UsageError as exc:
+            rows.append(Row(f"{library.label} suite", 0, "", "", None, f"skipped: {exc}"))
+            continue
+        scored = [t for t in tasks if t.kind in ("bug", "feature", "release")]
+        rows += _policy_rows(measure_tasks(scored, names), f", {library.label}", "oracle")
+    return rows
 
 
 SUITE_LIBRARY = "inflection"
