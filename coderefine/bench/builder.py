@@ -14,7 +14,16 @@ from pathlib import Path, PurePosixPath
 from coderefine.bench.counts import Shortfall, plural
 from coderefine.bench.intents import STRENGTHS, bug_intent, clean_twins
 from coderefine.bench.library import Coverage, SuiteRun, run_suite
-from coderefine.bench.mutate import FunctionInfo, Site, apply, function_text, remove_body, sites
+from coderefine.bench.multi import multi_location_tasks
+from coderefine.bench.mutate import (
+    FunctionInfo,
+    Site,
+    apply,
+    changed_function,
+    function_text,
+    remove_body,
+    sites,
+)
 from coderefine.bench.reviews import review_pairs, review_tasks
 from coderefine.bench.spec_tests import spec_test_tasks
 from coderefine.bench.suite import Edit, LibraryTask, differing_lines, test_function
@@ -77,7 +86,11 @@ class Builder:
         return library_modules(self.tree, self.label)
 
     def failing(self, path: str, text: str) -> SuiteRun | None:
-        """The suite's run with ``text`` as ``path``; None when it cannot finish.
+        """The suite's run with ``text`` as ``path``; None when it cannot finish (``failing_files``)."""
+        return self.failing_files({path: text})
+
+    def failing_files(self, texts: Mapping[str, str]) -> SuiteRun | None:
+        """The suite's run with each file of ``texts`` changed to its text; None when it cannot finish.
 
         Only the tests that run the changed lines run (all of them when a changed line runs at import):
         a test that never reaches a line cannot see it change. A run in which a test passed its time
@@ -85,21 +98,28 @@ class Builder:
         run limit four times longer, so that a busy machine does not decide what is kept; a change that
         still makes a test hang, or makes the whole run pass its own limit (many times a normal run's
         length), is no task: scoring must stay fast and certain."""
-        target = self.tree / path
-        original = target.read_text("utf-8")
-        only = self.coverage.tests_for(path, differing_lines(text, original))
-        if only is not None and not only:
+        originals = {path: (self.tree / path).read_text("utf-8") for path in texts}
+        # In the coverage's order, as one file's selection has always been run.
+        selections = [self.coverage.tests_for(p, differing_lines(t, originals[p])) for p, t in texts.items()]
+        selected = (
+            None
+            if any(only is None for only in selections)
+            else tuple(dict.fromkeys(n for only in selections for n in only or ()))
+        )
+        if selected is not None and not selected:
             return SuiteRun((), True, "no test runs the changed lines")
-        target.write_text(text, "utf-8")
         try:
-            run = self._run(only, 1)
+            for path, text in texts.items():
+                (self.tree / path).write_text(text, "utf-8")
+            run = self._run(selected, 1)
             # A run cut short by its own limit is retried too: on a busy machine a mutant that fails many
             # tests (each with its traceback) passed 30 s and was dropped, so the kept mutants, and every
             # task after them, depended on the load.
             if not run.finished or run.hung():
-                run = self._run(only, SLOW_RETRY)
+                run = self._run(selected, SLOW_RETRY)
         finally:
-            target.write_text(original, "utf-8")
+            for path, text in originals.items():
+                (self.tree / path).write_text(text, "utf-8")
         return run if run.finished and not run.hung() else None
 
     def _run(self, only: tuple[str, ...] | None, slack: int) -> SuiteRun:
@@ -157,7 +177,9 @@ class Builder:
         # Last, so that adding review tasks left every earlier task (and the seed's draws) as it was; and
         # the feature-tests tasks after them, for the same reason.
         found += review_tasks(self, name, found, texts, review_pairs(count))
-        return found + spec_test_tasks(self, name, texts, found, count)
+        found += spec_test_tasks(self, name, texts, found, count)
+        # Last of all, for the same reason: bugs in several places of a long module, or in two files.
+        return found + multi_location_tasks(self, name, len(found), bugs[:split], paired, texts, count)
 
     def mutants(self, texts: Mapping[str, str], want: int) -> list[tuple[str, Site, SuiteRun]]:
         by_operator: dict[str, list[tuple[str, Site]]] = {}
@@ -281,7 +303,7 @@ class Builder:
         visible, hidden = self.split(run)
         infos = self.functions(path, text)
         edits = tuple(
-            Edit(function_text(text, infos[f]), _changed_function(text, infos[f], chosen))
+            Edit(function_text(text, infos[f]), changed_function(text, infos[f], chosen))
             for f in dict.fromkeys(s.function for s in chosen)
         )
         strength = STRENGTHS[number % len(STRENGTHS)]
@@ -323,13 +345,6 @@ class Builder:
             hidden=hidden,
             module_lines=len(text.splitlines()),
         )
-
-
-def _changed_function(text: str, info: FunctionInfo, chosen: Sequence[Site]) -> str:
-    """The text of one function with the sites inside it applied (they may remove a line)."""
-    own = apply(text, [s for s in chosen if s.function == info.qualname])
-    delta = len(own.splitlines()) - len(text.splitlines())
-    return function_text(own, replace(info, end_line=info.end_line + delta))
 
 
 def _mutants_short(sites: int, tried: int, want: int, dropped: Mapping[str, int]) -> str:

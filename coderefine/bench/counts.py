@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 # The families of tasks, in the order a reader meets them (docs/benchmarks.md); any other kind follows.
-KINDS = ("bug", "feature", "feature-tests", "release", "clean", "review", "review-clean")
+KINDS = ("bug", "multi-location", "feature", "feature-tests", "release", "clean", "review", "review-clean")
 
 
 class _Task(Protocol):

@@ -7,8 +7,8 @@ keeps its exact text. Sites are listed in source order, so a seeded choice among
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -279,3 +279,10 @@ def changed_lines(before: str, after: str) -> Iterator[int]:
     for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
         if a != b:
             yield number
+
+
+def changed_function(text: str, info: FunctionInfo, chosen: Sequence[Site]) -> str:
+    """The text of one function with the sites inside it applied (they may remove a line)."""
+    own = apply(text, [s for s in chosen if s.function == info.qualname])
+    delta = len(own.splitlines()) - len(text.splitlines())
+    return function_text(own, replace(info, end_line=info.end_line + delta))

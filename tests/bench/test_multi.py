@@ -1,0 +1,106 @@
+"""Multi-location tasks on a small local project of two modules: three bugs in one module, and a bug
+in each of two files; each bug shown by a visible failing test, fixed by the oracle, not by doing nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from coderefine.bench.build import Source, make_suite
+from coderefine.bench.harness import run_bench
+from coderefine.bench.localized import bug_lines, task_changes
+from coderefine.bench.models import DoNothingModel, OracleModel
+from coderefine.bench.multi import MULTI_KIND, THREE, TWO_FILES
+from coderefine.bench.strategies import strategies
+from coderefine.bench.suite import load_suite
+from coderefine.config import Settings
+from coderefine.project.runner import SubprocessRunner
+from tests.bench.test_build import ENV, MODULE, TESTS
+
+NUMS = '''"""Small number helpers."""
+
+
+def halve(value):
+    """Half of ``value``, rounded down."""
+    return value // 2
+
+
+def sign(value):
+    """-1, 0 or 1, as ``value`` is below, at or above zero."""
+    if value < 0:
+        return -1
+    if value > 0:
+        return 1
+    return 0
+
+
+def total(values, start=0):
+    """The sum of ``values`` added to ``start``."""
+    result = start
+    for value in values:
+        result += value
+    return result
+'''
+
+NUMS_TESTS = """from textkit.nums import halve, sign, total
+
+
+def test_halve():
+    assert [halve(n) for n in (0, 1, 2, 7)] == [0, 0, 1, 3]
+
+
+def test_sign():
+    assert [sign(n) for n in (-3, 0, 4)] == [-1, 0, 1]
+
+
+def test_total():
+    assert total([1, 2, 3]) == 6
+    assert total([], 5) == 5
+"""
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("multi")
+    project = root / "textkit-src"
+    (project / "textkit").mkdir(parents=True)
+    (project / "textkit" / "__init__.py").write_text("")
+    (project / "textkit" / "core.py").write_text(MODULE)
+    (project / "textkit" / "nums.py").write_text(NUMS)
+    (project / "tests").mkdir()
+    (project / "tests" / "test_core.py").write_text(TESTS)
+    (project / "tests" / "test_nums.py").write_text(NUMS_TESTS)
+    (project / "pyproject.toml").write_text('[project]\nname = "textkit"\nversion = "0"\n')
+    make_suite(
+        Source(path=project), root / "suite", SubprocessRunner(), ENV, tasks=24, seed=2, progress=print
+    )
+    return root / "suite"
+
+
+@pytest.mark.slow
+def test_the_family_has_three_bugs_in_one_module_and_bugs_in_two_files(suite: Path, tmp_path: Path) -> None:
+    _, tasks = load_suite(suite)
+    family = [t for t in tasks if t.kind == MULTI_KIND]
+    assert {t.shape for t in family} == {THREE, TWO_FILES}, [(t.task_id, t.shape) for t in tasks]
+    # Built last: every earlier task keeps its place and number.
+    assert tasks[-len(family) :] == family
+    for task in family:
+        starts = task.start_texts()
+        lines = bug_lines(task_changes(task), starts)
+        if task.shape == THREE:
+            assert len({e.clean for e in task.edits}) == 3 and len(starts) == 1
+        else:
+            assert set(task.files) == {"textkit/core.py", "textkit/nums.py"} and set(lines) == set(task.files)
+        assert task.visible and not set(task.visible) & set(task.hidden)
+        assert sum(len(found) for found in lines.values()) >= len(task.mutation.split("+"))
+    args = (Settings(), SubprocessRunner(), ENV)
+    fixed = run_bench(
+        family, strategies("coderefine"), lambda t, s: OracleModel(t), *args, cache_dir=None, jobs=2
+    )
+    assert all(r.fixed for r in fixed), [r for r in fixed if not r.fixed]
+    # The first critic request showed every line the bugs changed (the views put them in focus).
+    assert all(r.localized for r in fixed), [(r.task_id, r.localized) for r in fixed]
+    nothing = DoNothingModel()
+    none = run_bench(family, strategies("one-shot"), lambda t, s: nothing, *args, cache_dir=None, jobs=2)
+    assert not any(r.fixed for r in none)
