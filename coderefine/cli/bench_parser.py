@@ -93,9 +93,11 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         default=60,
         metavar="N",
         help="bug and feature tasks to make (default 60); added beyond them: clean twins of bug tasks "
-        "(up to N/6), review pairs (N/8, each a review and a review-clean task) and feature-tests tasks "
-        "(up to N/6), so a suite holds up to about 1.6 times N. Fewer is said with why (not enough code "
-        "to mutate, few functions with a docstring, ...). With --upgrade-to: at most N release tasks",
+        "(up to N/6), review pairs (N/8, each a review and a review-clean task), feature-tests tasks "
+        "(up to N/6) and multi-location tasks (up to N/12 each of three bugs in one module and of a bug "
+        "in each of two files), so a suite holds up to about 1.8 times N. Fewer is said with why (not "
+        "enough code to mutate, few functions with a docstring, ...). With --upgrade-to: at most N release "
+        "tasks",
     )
     make_suite.add_argument("--seed", type=int, default=0, metavar="N", help="the seed (default 0)")
     make_suite.add_argument(
