@@ -121,7 +121,10 @@ def distribution_for(module: str, found: Declared) -> tuple[str, str]:
     known = DISTRIBUTIONS.get(module, "")
     # A namespace's distribution is named after the module below it: ``ruamel`` is ruamel.yaml.
     below = [name for name, (spelled, _) in found.extras.items() if spelled.startswith(f"{module}.")]
-    for candidate in (known, module, *below):
+    # Or after the module with a word added: pyparsing's diagrams extra declares railroad-diagrams, which
+    # its tests import as ``railroad``.
+    longer = sorted(name for name in found.extras if name.startswith(f"{normalize(module)}-"))
+    for candidate in (known, module, *below, *longer):
         if candidate and normalize(candidate) in found.extras:
             spelled, extra = found.extras[normalize(candidate)]
             where = f"its '{extra}' extra declares it" if extra else "it declares it"

@@ -79,3 +79,15 @@ def test_a_namespace_module_is_named_by_the_distribution_declared_below_it(tmp_p
     found = declared(tmp_path)
     assert found.requirements() == ("pyyaml",)
     assert distribution_for("ruamel", found) == ("ruamel.yaml", "its 'ruamel' extra declares it")
+
+
+def test_a_module_is_named_by_a_declared_distribution_of_its_name_and_a_word(tmp_path: Path) -> None:
+    # pyparsing 3.2.0: its diagram tests import `railroad`, which its diagrams extra declares as
+    # railroad-diagrams; the advice said "add railroad to --requires", which pip cannot install.
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "lib"\n[project.optional-dependencies]\n'
+        'diagrams = ["railroad-diagrams", "jinja2"]\n'
+    )
+    found = declared(tmp_path)
+    assert distribution_for("railroad", found) == ("railroad-diagrams", "its 'diagrams' extra declares it")
+    assert distribution_for("rail", found) == ("rail", "")
