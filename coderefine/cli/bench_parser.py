@@ -110,8 +110,9 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--requires",
         metavar="LIST",
         default="pytest",
-        help="comma-separated test dependencies the library does not declare (default: pytest); what it "
-        "declares (its dependencies, and its test, tests or testing extra) is installed with them",
+        help="comma-separated test dependencies the library does not declare, beside pytest (which is "
+        "always installed unless a pin of it is given here); what it declares (its dependencies, and its "
+        "test, tests or testing extra) is installed with them",
     )
     make_suite.add_argument(
         "--deselect",

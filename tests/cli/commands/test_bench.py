@@ -55,3 +55,13 @@ def test_a_dead_local_server_stops_the_run_after_its_first_task(
     assert "-DGGML_NATIVE=OFF" in err and "cannot reach" not in err
     assert requests.read_text().splitlines() == ["/v1/chat/completions"]  # one task tried, not three
     assert "[1/3]" not in err  # no task was reported as done with an error
+
+
+def test_requires_adds_to_pytest_unless_it_pins_pytest() -> None:
+    from coderefine.cli.commands.bench import with_pytest
+
+    assert with_pytest(("railroad-diagrams", "jinja2")) == ("pytest", "railroad-diagrams", "jinja2")
+    assert with_pytest(("pytest==8.3.4", "hypothesis")) == ("pytest==8.3.4", "hypothesis")
+    assert with_pytest(("PyTest>=8",)) == ("PyTest>=8",)
+    assert with_pytest(("pytest-mock",)) == ("pytest", "pytest-mock")
+    assert with_pytest(()) == ("pytest",)
