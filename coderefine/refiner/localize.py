@@ -47,19 +47,26 @@ class Localization:
     suspects: tuple[Suspect, ...]
     failing: int
     passing: int
+    # The best suspect, then the best among the failing tests that do not run it, and so on (``_covering``):
+    # with two or three bugs the tests that fail for the second run a definition that ranks below the
+    # first bug's, and a cut at the best score alone left it an outline line.
+    covering: tuple[Suspect, ...] = ()
 
     def top(self, count: int = TOP) -> tuple[Suspect, ...]:
-        return self.suspects[:count]
+        """The best ``count`` suspects, then any failing test's own best that they leave out."""
+        best = self.suspects[:count]
+        return best + tuple(s for s in self.covering if s not in best)[: max(0, count - 2)]
 
     def lines(self, texts: Mapping[str, str], count: int = TOP) -> dict[str, frozenset[int]]:
         """The lines of the top suspects under review in ``texts`` (found again by name: a revision
-        moves them), per file: what a view keeps whole. Only those scored near the best: a definition
-        that ranks far below it is named, not shown."""
+        moves them), per file: what a view keeps whole. Only those scored near the best, and those
+        that cover the failing tests the best does not run: one that ranks far below is named, not
+        shown."""
         found: dict[str, set[int]] = {}
         best = self.suspects[0].score if self.suspects else 0.0
         for suspect in self.top(count):
-            if suspect.score < best * NEAR_BEST:
-                break
+            if suspect.score < best * NEAR_BEST and suspect not in self.covering:
+                continue
             if not suspect.under_review or suspect.path not in texts:
                 continue
             now = [s for s in symbols(texts[suspect.path]) if s.name == suspect.name]
@@ -105,27 +112,65 @@ def localize(
         return Localization((), 0, len(passing))
     definitions: dict[str, list[Symbol]] = {}
     counts: dict[tuple[str, Symbol], list[int]] = {}
+    called_by_failing: list[set[tuple[str, Symbol]]] = []
     for index, group in enumerate((failing, passing)):
         for run in group:
-            for symbol_key in _definitions_of(run.called, definitions, read, texts or {}):
+            keys = _definitions_of(run.called, definitions, read, texts or {})
+            if index == 0:
+                called_by_failing.append(keys)
+            for symbol_key in keys:
                 counts.setdefault(symbol_key, [0, 0])[index] += 1
-    suspects = [
-        Suspect(
-            path,
-            symbol.name,
-            symbol.line,
-            symbol.end_line,
+    by_key = {
+        key: Suspect(
+            key[0],
+            key[1].name,
+            key[1].line,
+            key[1].end_line,
             failed,
             passed,
             failed / math.sqrt(len(failing) * (failed + passed)),
-            path in under_review,
+            key[0] in under_review,
         )
-        for (path, symbol), (failed, passed) in counts.items()
+        for key, (failed, passed) in counts.items()
         if failed
-    ]
-    # Ties: fewer passing tests first, then the code under review, then the shorter definition.
-    suspects.sort(key=lambda s: (-s.score, s.passed, not s.under_review, s.end - s.start, s.path, s.start))
-    return Localization(tuple(suspects), len(failing), len(passing))
+    }
+    suspects = sorted(by_key.values(), key=_rank)
+    passed = {key: counts[key][1] for key in by_key}
+    return Localization(
+        tuple(suspects), len(failing), len(passing), _covering(called_by_failing, passed, by_key)
+    )
+
+
+def _covering(
+    called_by_failing: Sequence[set[tuple[str, Symbol]]],
+    passed: Mapping[tuple[str, Symbol], int],
+    by_key: Mapping[tuple[str, Symbol], Suspect],
+) -> tuple[Suspect, ...]:
+    """The best suspect, then again among the failing tests that do not run it, until every failing
+    test runs one of them (at most ``TOP``). A failing test runs its fault, so tests that do not run
+    the first suspect fail for another: with two bugs, the second's tests rank it first among them."""
+    chosen: list[Suspect] = []
+    left = [keys for keys in called_by_failing if keys]
+    while left and len(chosen) < TOP:
+        failed: dict[tuple[str, Symbol], int] = {}
+        for keys in left:
+            for key in keys:
+                failed[key] = failed.get(key, 0) + 1
+        ranked = sorted(
+            (-n / math.sqrt(len(left) * (n + passed[key])), *_rank(by_key[key])[1:], index)
+            for index, (key, n) in enumerate(failed.items())
+        )
+        best = list(failed)[ranked[0][-1]]
+        chosen.append(by_key[best])
+        left = [keys for keys in left if best not in keys]
+    return tuple(chosen)
+
+
+def _rank(suspect: Suspect) -> tuple[float, int, bool, int, str, int]:
+    """Best first. Ties: fewer passing tests first, then the code under review, then the shorter
+    definition."""
+    s = suspect
+    return (-s.score, s.passed, not s.under_review, s.end - s.start, s.path, s.start)
 
 
 def _definitions_of(

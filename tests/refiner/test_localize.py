@@ -58,3 +58,24 @@ def test_without_failing_tests_nothing_is_ranked() -> None:
 def test_test_code_is_never_a_suspect() -> None:
     assert is_test_code("tests/helpers.py") and is_test_code("pkg/conftest.py") and is_test_code("test_x.py")
     assert not is_test_code("pkg/testing_utils.py")
+
+
+def test_the_failing_tests_the_best_suspect_does_not_explain_point_at_the_second_bug() -> None:
+    """Two bugs: three tests fail in Box.shut, one in opened. A cut at the best score alone left opened
+    an outline line (it ranks below the helper every test calls); the failing test that does not run
+    Box.shut points at it."""
+    runs = [
+        *(calls(f"t::shut{n}", True, ("pkg/mod.py", 1), ("pkg/mod.py", 6)) for n in range(3)),
+        calls("t::opened", True, ("pkg/mod.py", 1), ("pkg/mod.py", 11)),
+        *(calls(f"t::ok{n}", False, ("pkg/mod.py", 1)) for n in range(4)),
+        calls("t::opened_ok", False, ("pkg/mod.py", 11)),
+    ]
+    found = localize(runs, {}.get, ["pkg/mod.py"], {"pkg/mod.py": MOD})
+    first, *rest = found.suspects
+    assert first.name == "Box.shut"
+    opened = next(s for s in rest if s.name == "opened")
+    assert opened.score < first.score * 0.9
+    assert {s.name for s in found.covering} == {"Box.shut", "opened"}
+    lines = found.lines({"pkg/mod.py": MOD})["pkg/mod.py"]
+    assert {6, 7, 8, 11, 12} <= lines and 1 not in lines  # the helper every test calls stays an outline line
+    assert "pkg/mod.py:11 opened" in found.section()
