@@ -7,12 +7,12 @@ here for the run:
 - The sections of facts each have a budget in tokens, a setting each (``signal-tokens``,
   ``spec-tokens``, ``rules-tokens``), scaled to the smallest window among the roles that read them
   unless the user chose it (``windows.signal_budget``): they are cut where they say so, never dropped.
-- The code has one budget, shared by the views (the cached prefix, the same for the critic and the
-  reviser) and the definitions a model asks to see (``asks.py``): what the views leave of it goes to
-  the asks, with a floor (``code_room``). It is the smaller of ``view-tokens`` and what the smallest
-  window leaves after the reply, the other sections and the fixed part of a request.
-- The lines a critique names that the views leave out are shown to the reviser within what the window
-  leaves beside the views (``named_room``), with the same floor: they are where the critic points.
+- The code has one budget, shared by everything that shows code in the critic's and the reviser's
+  requests: the views (the cached prefix, the same for both), then, in the reviser's message, the lines
+  a critique names that the views leave out, then the definitions a model asks to see (``asks.py``).
+  What the views leave of it goes to the others, with a floor, so that a reviser told of lines it was
+  never shown is shown them (``code_room``). The budget is the smaller of ``view-tokens`` and what the
+  smallest window leaves after the reply, the other sections and the fixed part of a request.
 - The author is bounded by the window alone: it writes from the intent, with no critique to point it
   anywhere (a one-shot shown excerpts of a module with two bugs missed the one they hid).
 - A whole prompt (a retry, which echoes a failed answer) keeps within the window.
@@ -57,16 +57,6 @@ class RequestBudget:
     code_chars: int | None  # the critic's and reviser's code: views, then named lines and asks
     author_chars: int | None  # the author's views: the window alone
     prompt_chars: int | None  # a whole prompt, retries included
-
-    def named_room(self, shown: int) -> int | None:
-        """What the reviser's excerpts of the lines a critique names may take once the views took
-        ``shown`` characters: what the window leaves, at least ``CODE_ROOM_FLOOR`` (None: no limit).
-        Those lines are where the critic points, evidence like the failing tests: bounded by the code
-        budget instead, a release's 60 issues' lines did not fit, and the oracle's reviser, shown a part
-        of them, fixed none of more-itertools' 10.6.0 release where it had fixed it shown them all."""
-        if self.author_chars is None:
-            return None
-        return max(CODE_ROOM_FLOOR, self.author_chars - shown)
 
     def code_room(self, shown: int) -> int | None:
         """What the code budget leaves for excerpts and asks once the views took ``shown`` characters;

@@ -203,7 +203,7 @@ class Session:
         fix: Sequence[int] | None = None,
     ) -> ModelRequest:
         """The reviser's request: the round's views, and the lines the critique names that they leave
-        out within what the window leaves beside the views."""
+        out within what the views leave of the code budget."""
         views = self.showing.views(texts, comparison)
         return self.prompts.reviser(
             texts,
@@ -212,7 +212,7 @@ class Session:
             comparison=comparison,
             views=views,
             fix=fix,
-            room=self.showing.named_room(),
+            room=self.showing.code_room(),
         )
 
     def call(self, request: ModelRequest, round_number: int) -> ModelReply:

@@ -106,13 +106,9 @@ class Showing:
         self.shown = fitted  # so that a retry says which parts the author was not shown
         return None if fitted == whole else fitted
 
-    def named_room(self) -> int | None:
-        """What the window leaves, after the views last shown, for the lines a critique names."""
-        return self.budget.named_room(sum(v.shown_chars for v in self.shown.values()))
-
     def code_room(self) -> int | None:
-        """What the code budget leaves, after the views last shown, for the definitions a model asks for
-        (None: no limit)."""
+        """What the code budget leaves, after the views last shown, for the lines a critique names and
+        the definitions a model asks for (None: no limit)."""
         return self.budget.code_room(sum(v.shown_chars for v in self.shown.values()))
 
     def _fitted(

@@ -36,13 +36,9 @@ def test_no_known_window_and_no_view_budget_is_no_limit() -> None:
 
 
 def test_what_the_views_leave_of_the_code_budget_has_a_floor() -> None:
-    budget = RequestBudget(1_500, 1_200, 1_000, 12_000, 600_000, None)
+    budget = RequestBudget(1_500, 1_200, 1_000, 12_000, None, None)
     assert budget.code_room(2_000) == 10_000
     assert budget.code_room(11_900) == CODE_ROOM_FLOOR
-    # The lines a critique names take what the window leaves: they are where the critic points.
-    assert budget.named_room(11_900) == 588_100
-    assert RequestBudget(1_500, 1_200, 1_000, 12_000, 14_000, None).named_room(11_900) == CODE_ROOM_FLOOR
-    assert RequestBudget(1_500, 1_200, 1_000, None, None, None).named_room(10**9) is None
 
 
 def test_a_windows_limit_is_counted_at_the_characters_a_token_a_local_tokenizer_gives() -> None:

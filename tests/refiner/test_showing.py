@@ -44,10 +44,10 @@ def test_the_whole_format_always_shows_files_whole() -> None:
     )
 
 
-def test_the_revisers_named_lines_take_what_the_window_leaves_beside_the_views() -> None:
-    """A critique naming lines all over a long module in a small model's window: the excerpts of those
-    the views leave out keep to what the window leaves beside the views (they had no limit, and a 1.5B's
-    8k server refused what did not fit), and the rest are named, to ask for."""
+def test_the_revisers_named_lines_take_what_the_views_leave_of_the_code_budget() -> None:
+    """A critique naming lines all over a long module: the excerpts of those the views leave out keep
+    to the code budget beside the views (they had no limit: a reviser's call of a release was 13,993
+    tokens), and the rest are named, to ask for."""
     from coderefine.refiner.critique import Critique, Issue
 
     before, after = module_of(60, set()), module_of(60, {7})
@@ -58,7 +58,7 @@ def test_the_revisers_named_lines_take_what_the_window_leaves_beside_the_views()
     critique = Critique("revise", "wrong", issues)
     request = session.reviser_request({"mod.py": after}, critique, Comparison((), (), (), ()))
     views = sum(v.shown_chars for v in session.shown.values())
-    budget = session.budget.author_chars
+    budget = session.budget.code_chars
     assert budget is not None and not session.shown["mod.py"].whole
     message = request.messages[0].text
     unseen = message.split("Lines the critique refers to that are not shown above:")[1].split(
