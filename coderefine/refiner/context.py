@@ -225,9 +225,6 @@ def fit_views(
     errors = [s for s in signals if s.severity == "error"]
     candidates.append(views_for(texts, before, errors, 1, focus, tight=True))
     candidates.append(views_for(texts, before, (), 1, focus, tight=True))
-    # Last, the change's own lines alone: the definitions the failing tests call can be most of a
-    # framework's core (pyparsing's release: its tests call a hundred definitions of a 6,226-line module).
-    candidates.append(views_for(texts, before, (), 1, own, tight=True))
     # Each with its outline in the fullest form that fits before the next drops code from focus: the
     # map of a long module can cost more than the code the evidence points at.
     tried = [{p: folded(v, form) for p, v in c.items()} for c in candidates for form in FORMS]

@@ -178,27 +178,3 @@ def test_lint_all_over_a_module_gives_way_to_the_error_within_the_budget() -> No
     assert view.shows(target, target)
     assert not view.shows(starts[0], starts[0] + 3) or not view.shows(starts[90], starts[90] + 3)
     assert view.shown_chars <= 6_000
-
-
-def test_when_the_tests_definitions_do_not_fit_the_change_alone_is_shown() -> None:
-    """pyparsing's release: its failing tests call a hundred definitions of its core; shown whole
-    beside the change they made the critic's call 13,899 tokens whatever the budget."""
-    body = "".join(f"    step{i} = {i}\n" for i in range(30))
-    text = "".join(f"def f{n}(x):\n{body}    return x\n\n\n" for n in range(40))
-    lines = text.splitlines()
-    changed = lines.index("def f20(x):") + 3
-    called = {
-        n
-        for k in range(0, 40, 2)
-        for n in range(lines.index(f"def f{k}(x):") + 1, lines.index(f"def f{k}(x):") + 33)
-    }
-    # The failing tests' tracebacks end in half the module's definitions too.
-    failing = [
-        Signal("pytest", "m.py", n, n, f"t.py::test_{n}", "test failed", "error")
-        for n in sorted(called)[::32]
-    ]
-    whole = {"m.py": FileView("m.py", text)}
-    views = fit_views(whole, {"m.py": text}, {}, failing, {"m.py": [changed]}, {"m.py": called}, 3_000)
-    view = views["m.py"]
-    assert view.shows(changed, changed) and not view.shows(called.__iter__().__next__(), max(called))
-    assert sum(len(view.excerpt_text(s)) for s in view.excerpts) + len(view.outline) <= 3_000
