@@ -18,14 +18,15 @@ from coderefine.models.roles import role_specs
 from coderefine.project.change import Change
 from coderefine.project.redact import Redactor
 from coderefine.project.rules import disk_reader
-from coderefine.refiner.asks import MAX_ASKS, Ask, answer, asks_in, named
+from coderefine.refiner.asks import MAX_ASKS, Ask, asks_in, named
 from coderefine.refiner.budget import UNBOUNDED_ASK_CHARS, request_budget
 from coderefine.refiner.code_section import excerpt
 from coderefine.refiner.context import FileView, named_spans, unseen_note
 from coderefine.refiner.critique import Critique, CritiqueError, asked_names, parse_critique
+from coderefine.refiner.follow_up import answered, retry_within, why
 from coderefine.refiner.ledger import Ledger
 from coderefine.refiner.localize import Localization, localize
-from coderefine.refiner.prompting import EDIT_RETRY, MAX_ECHO, PromptBuilder, prompt_text
+from coderefine.refiner.prompting import EDIT_RETRY, PromptBuilder
 from coderefine.refiner.rules import ProjectRules
 from coderefine.refiner.sections import fence
 from coderefine.refiner.showing import Showing, change_diff, is_test_failure
@@ -33,11 +34,6 @@ from coderefine.refiner.spec import CHARS_PER_TOKEN, SpecSource, project_reader
 from coderefine.signals.base import Comparison
 from coderefine.signals.evaluate import Evaluation
 from coderefine.signals.test_source import TestSources
-
-# What a retry keeps however little room its context leaves: the error's first lines, and an echo of the
-# failed answer only when this much of it fits (less says nothing the error does not).
-MIN_FEEDBACK = 600
-MIN_ECHO = 400
 
 
 class Evaluates(Protocol):
@@ -262,12 +258,12 @@ class Session:
         try:
             return self.rules.cite(parse_critique(reply.tool_input, reply.text, texts), texts)
         except CritiqueError as exc:
-            retry = self._retry(request, reply.text, "critique_retry", str(exc) + _why(reply))
+            retry = self._retry(request, reply.text, "critique_retry", str(exc) + why(reply))
             reply = self.call(retry, round_number)
             try:
                 return self.rules.cite(parse_critique(reply.tool_input, reply.text, texts), texts)
             except CritiqueError as again:
-                raise CritiqueError(str(again) + _why(reply)) from again
+                raise CritiqueError(str(again) + why(reply)) from again
 
     def _critic_reply(
         self, request: ModelRequest, texts: Mapping[str, str], round_number: int
@@ -303,9 +299,9 @@ class Session:
                 return self._apply(reply.text, texts, cut_off=reply.stop_reason == "max_tokens")
             except RejectedEdit as exc:
                 if attempt == 2:
-                    raise RejectedEdit(exc.kind, exc.feedback + _why(reply)) from exc
+                    raise RejectedEdit(exc.kind, exc.feedback + why(reply)) from exc
                 request = self._retry(
-                    request, reply.text, EDIT_RETRY[self.edit_format], exc.feedback + _why(reply)
+                    request, reply.text, EDIT_RETRY[self.edit_format], exc.feedback + why(reply)
                 )
             finally:
                 self.ledger.time("gate", start)
@@ -319,33 +315,14 @@ class Session:
         asked: list[Ask] | None = None,
         last: bool = False,
     ) -> ModelRequest:
-        """``request`` continued with the model's answer and the definitions it asked for (``asked``, or
-        its ``SHOW:`` lines), within what the views leave of the code budget (or 8,000 characters when no
-        budget is known). ``last``: the answer says no more asks are taken."""
+        """``request`` continued with the definitions the model asked for (``follow_up.answered``),
+        within what the views leave of the code budget; counted in ``asks``."""
         self.asks += 1
-        budget = self.showing.code_room() or UNBOUNDED_ASK_CHARS
-        wanted = asked if asked is not None else asks_in(reply_text)
-        shown = answer(wanted, self.shown, texts, budget, excerpt, last=last)
-        messages = (*request.messages, Message.assistant(reply_text), Message.user(shown))
-        return dataclasses.replace(request, messages=messages)
+        room = self.showing.code_room() or UNBOUNDED_ASK_CHARS
+        return answered(request, reply_text, texts, self.shown, room, asked, last)
 
     def _retry(self, request: ModelRequest, reply_text: str, template: str, feedback: str) -> ModelRequest:
-        """The retry of ``request``, within the smallest known context of the models: what is wrong comes
-        first, then as much of the failed answer as still fits (a 1.5B model's retry of a 7.3k-token
-        request, its 867-token answer echoed, was refused by its 8k server)."""
-        if self.budget.prompt_chars is None:
-            return self.prompts.retry(request, reply_text, template, feedback)
-        room = self.budget.prompt_chars - len(request.prompt_text()) - len(prompt_text(template))
-        if len(feedback) > max(room, MIN_FEEDBACK):
-            cut = max(room, MIN_FEEDBACK)
-            feedback = (
-                feedback[:cut] + f"\n[... {len(feedback) - cut} more characters of this message cut ...]"
-            )
-        echo = room - len(feedback)
-        if echo < MIN_ECHO:
-            note = f"(my answer of {len(reply_text)} characters, left out here for room; the error follows)"
-            return self.prompts.retry(request, note, template, feedback)
-        return self.prompts.retry(request, reply_text, template, feedback, max_echo=min(echo, MAX_ECHO))
+        return retry_within(self.prompts, request, reply_text, template, feedback, self.budget.prompt_chars)
 
     def merged(self, critique: Critique, texts: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
         """The critic's attached edits applied and gated, as a reviser's would be (no call, no retry:
@@ -388,17 +365,6 @@ class Session:
             return ""
         spans = [excerpt(v, span) for v in self.shown.values() for span in named_spans(v, reply)]
         return "\n\n" + note + ("\n\n" + "\n\n".join(spans) if spans else "")
-
-
-def _why(reply: ModelReply) -> str:
-    """What the provider said about an unusable answer: cut at the token limit, empty, thoughts only."""
-    if reply.stop_reason == "max_tokens":
-        return " (the answer was cut off at the output token limit: answer shorter)"
-    if not reply.text.strip() and reply.tool_input is None:
-        return " (the answer was empty" + (
-            ": only reasoning, no answer)" if reply.stop_reason == "reasoning-only" else ")"
-        )
-    return ""
 
 
 class RejectedEdit(Exception):
