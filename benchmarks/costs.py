@@ -136,8 +136,8 @@ def bench_suite_calls(runs: int) -> list[Row]:
     chosen = os.environ.get("CODEREFINE_SUITE_CALLS", SUITE_LIBRARY)
     wanted = [w.strip() for w in chosen.split(",") if w.strip()]
     rows: list[Row] = []
+    names_of = [(lib, (lib.name, lib.requirement, lib.label.replace(" ", ""))) for lib in load_manifest()]
     for want in wanted:
-        names_of = [(lib, (lib.name, lib.requirement, lib.label.replace(" ", ""))) for lib in load_manifest()]
         library = next((lib for lib, known in names_of if want in known), None)
         if library is None:
             rows.append(Row(f"{want} suite", 0, "", "", None, "skipped: not in the manifest"))

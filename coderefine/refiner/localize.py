@@ -156,11 +156,16 @@ def _covering(
         for keys in left:
             for key in keys:
                 failed[key] = failed.get(key, 0) + 1
-        ranked = sorted(
-            (-n / math.sqrt(len(left) * (n + passed[key])), *_rank(by_key[key])[1:], index)
-            for index, (key, n) in enumerate(failed.items())
+        keys = list(failed)
+        first = min(
+            (
+                -failed[key] / math.sqrt(len(left) * (failed[key] + passed[key])),
+                *_rank(by_key[key])[1:],
+                index,
+            )
+            for index, key in enumerate(keys)
         )
-        best = list(failed)[ranked[0][-1]]
+        best = keys[first[-1]]
         chosen.append(by_key[best])
         left = [keys for keys in left if best not in keys]
     return tuple(chosen)

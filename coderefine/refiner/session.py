@@ -139,10 +139,6 @@ class Session:
         """What the last request showed of each file."""
         return self.showing.shown
 
-    @property
-    def localization(self) -> Localization | None:
-        return self.showing.localization
-
     def _spec_source(
         self,
         settings: Settings,
@@ -167,20 +163,14 @@ class Session:
             {s.code.split("::")[0] for s in evaluation.comparison.introduced if is_test_failure(s)}
         )
         record = getattr(self.evaluator, "test_calls", None)
-        if self.localization is not None or not files or not callable(record):
-            return self.localization
+        if self.showing.localization is not None or not files or not callable(record):
+            return self.showing.localization
         self.progress.phase("signals", 0, self.ledger.tokens())
         start = self.ledger.clock()
         runs = record(texts, files)
         self.ledger.time("signals", start, "localize: the failing tests' calls")
         self.showing.localization = self.prompts.localization = localize(runs, self._read, list(texts), texts)
-        return self.localization
-
-    def views(
-        self, texts: Mapping[str, str], comparison: Comparison, diff: str | None = None
-    ) -> dict[str, FileView]:
-        """What the critic's and the reviser's requests show of each file (``showing.py``)."""
-        return self.showing.views(texts, comparison, diff)
+        return self.showing.localization
 
     def author_request(self, texts: Mapping[str, str], comparison: Comparison) -> ModelRequest:
         """The author's request for ``texts``, shown the failing tests of ``comparison``."""

@@ -15,7 +15,7 @@ def test_a_long_diff_is_paid_for_out_of_the_views() -> None:
     before, after = module_of(16, set()), module_of(16, {3, 8, 13})
     session = session_for(before, after, "gguf:qwen2.5-coder-1.5b")
     assert session.budget.code_chars is not None and len(after) < session.budget.code_chars
-    views = session.views({"mod.py": after}, Comparison((), (), (), ()))
+    views = session.showing.views({"mod.py": after}, Comparison((), (), (), ()))
     diff = change_diff({"mod.py": before}, {"mod.py": after})
     assert not views["mod.py"].whole
     assert (
@@ -26,7 +26,7 @@ def test_a_long_diff_is_paid_for_out_of_the_views() -> None:
     one = after.replace("LONG", "long").replace("def f3(a, b):", "def f3(a, b=0):")
     assert (
         session_for(before, one, "gguf:qwen2.5-coder-1.5b")
-        .views({"mod.py": one}, Comparison((), (), (), ()))["mod.py"]
+        .showing.views({"mod.py": one}, Comparison((), (), (), ()))["mod.py"]
         .whole
     )
 
@@ -35,11 +35,11 @@ def test_the_whole_format_always_shows_files_whole() -> None:
     # Its answer is every line of each file, so it is shown every line, even past a small context.
     before, after = module_of(60, set()), module_of(60, {7})
     session = session_for(before, after, "gguf:qwen2.5-coder-1.5b", edit_format="whole")
-    assert session.views({"mod.py": after}, Comparison((), (), (), ()))["mod.py"].whole
+    assert session.showing.views({"mod.py": after}, Comparison((), (), (), ()))["mod.py"].whole
     assert session.showing.author_views({"mod.py": after}, Comparison((), (), (), ())) is None
     assert (
         not session_for(before, after, "gguf:qwen2.5-coder-1.5b")
-        .views({"mod.py": after}, Comparison((), (), (), ()))["mod.py"]
+        .showing.views({"mod.py": after}, Comparison((), (), (), ()))["mod.py"]
         .whole
     )
 
