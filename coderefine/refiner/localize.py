@@ -156,16 +156,10 @@ def _covering(
         for keys in left:
             for key in keys:
                 failed[key] = failed.get(key, 0) + 1
-        keys = list(failed)
-        first = min(
-            (
-                -failed[key] / math.sqrt(len(left) * (failed[key] + passed[key])),
-                *_rank(by_key[key])[1:],
-                index,
-            )
-            for index, key in enumerate(keys)
-        )
-        best = keys[first[-1]]
+        candidates = list(failed)
+        score = [failed[k] / math.sqrt(len(left) * (failed[k] + passed[k])) for k in candidates]
+        first = min((-score[i], *_rank(by_key[k])[1:], i) for i, k in enumerate(candidates))
+        best = candidates[first[-1]]
         chosen.append(by_key[best])
         left = [keys for keys in left if best not in keys]
     return tuple(chosen)
