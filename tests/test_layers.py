@@ -16,7 +16,16 @@ from tests.paths import REPO_ROOT
 
 # Bottom to top. A module may import its own layer and the layers before it, never one after it.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("coderefine.errors", "coderefine.config", "coderefine.version", "coderefine.timings")),
+    (
+        "base",
+        (
+            "coderefine.errors",
+            "coderefine.config",
+            "coderefine.version",
+            "coderefine.timings",
+            "coderefine.pyast",
+        ),
+    ),
     ("project", ("coderefine.project",)),
     ("signals", ("coderefine.signals",)),
     ("edits", ("coderefine.edits",)),

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from coderefine.bench.library import Coverage
+from coderefine.pyast import parse_module
 
 MODULE = "(module)"  # the top-level statements that define no name: docstrings, bare calls
 Node = tuple[str, str]  # (path, qualified name)
@@ -89,7 +90,7 @@ def hunks(old: str, new: str) -> list[Hunk]:
 def definitions(text: str) -> list[_Definition]:
     """The top-level statements of ``text`` and the methods of its top-level classes, innermost first."""
     try:
-        module = ast.parse(text)
+        module = parse_module(text)
     except SyntaxError:
         return []
     found: list[_Definition] = []

@@ -11,6 +11,7 @@ from pathlib import Path
 from coderefine.bench.changelog import release_entry
 from coderefine.bench.library import SuiteRun
 from coderefine.bench.suite import differing_lines, test_function
+from coderefine.pyast import parse_module
 
 INTENT_CHARS = 700
 
@@ -65,7 +66,7 @@ def release_intent(
 def changed_definitions(text: str, lines: Sequence[int]) -> list[str]:
     """The innermost functions and classes of ``text`` that hold one of ``lines``, in order."""
     try:
-        module = ast.parse(text)
+        module = parse_module(text)
     except SyntaxError:
         return []
     spans: list[tuple[int, int, str]] = []

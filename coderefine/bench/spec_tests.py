@@ -13,6 +13,7 @@ from typing import Protocol
 from coderefine.bench.library import Coverage, SuiteRun
 from coderefine.bench.mutate import function_text, remove_body, sites
 from coderefine.bench.suite import Edit, LibraryTask
+from coderefine.pyast import parse_module
 
 
 class Builder(Protocol):
@@ -98,7 +99,7 @@ def annotated_signature(function: str) -> str:
     or its return is annotated; empty otherwise."""
     text = _dedent(function)
     try:
-        module = ast.parse(text)
+        module = parse_module(text)
     except SyntaxError:
         return ""
     node = next((n for n in module.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)), None)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from coderefine.edits.blocks import EditError, EditFailure, clean_filename, fence_of, filename_before
+from coderefine.pyast import parse_module
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def _is_python(line: str) -> bool:
     """Whether ``line`` alone is a Python statement other than a bare name or attribute expression (a
     path such as pkg/mod.py parses as a division, and is no code anyone writes)."""
     try:
-        tree = ast.parse(line.strip())
+        tree = parse_module(line.strip())
     except SyntaxError:
         return False
     return not (len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr))
@@ -146,7 +147,7 @@ def _unfenced(lines: Sequence[str], default_path: str | None) -> CodeBlock | Non
         for end in range(len(lines), max(start, len(lines) - _MAX_TRIMMED), -1):
             code = "".join(line + "\n" for line in lines[start:end])
             try:
-                tree = ast.parse(code)
+                tree = parse_module(code)
             except SyntaxError:
                 continue
             defines = any(

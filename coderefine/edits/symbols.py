@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from coderefine.pyast import parse_module
+
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -24,7 +26,7 @@ class Symbol:
 def symbols(text: str) -> list[Symbol]:
     """Every function and class of ``text``; an empty list when it does not parse."""
     try:
-        tree = ast.parse(text)
+        tree = parse_module(text)
     except (SyntaxError, ValueError):
         return []
     found: list[Symbol] = []

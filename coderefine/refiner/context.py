@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from coderefine.project.textfile import source_lines
+from coderefine.pyast import parse_module
 from coderefine.refiner.outline import FORMS, Definition, Form, definitions_of, outline_of
 from coderefine.signals.base import Signal
 
@@ -139,7 +140,7 @@ def view_of(
     if threshold <= 0 or total <= threshold or not (wanted or tight):
         return FileView(path, text)
     try:
-        module = ast.parse(text)
+        module = parse_module(text)
     except (SyntaxError, ValueError):
         module = ast.Module(body=[], type_ignores=[])
     definitions = definitions_of(module)
@@ -238,7 +239,7 @@ def folded(view: FileView, form: Form) -> FileView:
     if view.whole or not view.outline or form == "signatures":
         return view
     try:
-        module = ast.parse(view.text)
+        module = parse_module(view.text)
     except (SyntaxError, ValueError):
         return view
     hidden = [d for d in definitions_of(module) if not view.shows(d.start, d.end)]
@@ -254,7 +255,7 @@ def filled(views: Mapping[str, FileView], room: int) -> dict[str, FileView]:
         if view.whole or len(view.excerpts) != 1 or view.excerpts[0][0] != 1 or room <= 0:
             continue
         try:
-            module = ast.parse(view.text)
+            module = parse_module(view.text)
         except (SyntaxError, ValueError):
             continue
         lines = source_lines(view.text)
@@ -304,7 +305,7 @@ def named_spans(view: FileView, reply: str) -> list[Span]:
     if view.whole:
         return []
     try:
-        definitions = definitions_of(ast.parse(view.text))
+        definitions = definitions_of(parse_module(view.text))
     except (SyntaxError, ValueError):
         return []
     return [

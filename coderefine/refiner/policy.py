@@ -19,6 +19,7 @@ import difflib
 import re
 from collections.abc import Mapping, Sequence
 
+from coderefine.pyast import parse_module
 from coderefine.refiner.critique import Critique, Issue
 from coderefine.signals.base import SEVERITY_RANK, Comparison, Signal
 
@@ -34,7 +35,7 @@ def _enclosing(text: str, line: int) -> tuple[int, int, str]:
     """The first and last line and the name of the innermost function holding ``line``; (0, 0, "")
     when none does."""
     try:
-        tree = ast.parse(text)
+        tree = parse_module(text)
     except (SyntaxError, ValueError):
         return (0, 0, "")
     best: tuple[int, int, str] = (0, 0, "")

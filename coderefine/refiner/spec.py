@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from coderefine.pyast import parse_module
 from coderefine.signals.base import Signal
 from coderefine.signals.failures import group_failures, innermost, split_locals
 from coderefine.signals.test_piece import Piece, Unit, names_called
@@ -258,7 +259,7 @@ def module_names(path: str) -> tuple[str, ...]:
 def _definitions(text: str) -> list[Definition]:
     """The top-level functions and classes of ``text`` and the methods of its classes."""
     try:
-        tree = ast.parse(text)
+        tree = parse_module(text)
     except (SyntaxError, ValueError):
         return []
     found: list[Definition] = []

@@ -15,13 +15,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
+from coderefine.pyast import parse_module
 from coderefine.signals.base import Comparison, LineEdit, Signal
 
 
 def _functions(text: str) -> list[tuple[int, int, str]]:
     """(first line, last line, qualified name) of every function and class of ``text``."""
     try:
-        tree = ast.parse(text)
+        tree = parse_module(text)
     except (SyntaxError, ValueError):
         return []
     found: list[tuple[int, int, str]] = []

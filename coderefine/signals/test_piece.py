@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from coderefine.pyast import parse_module
+
 PieceKind = Literal["test", "fixture", "helper"]
 KEEP_CASES = 2  # the first cases of a list are cut last: an example of each shape stays
 
@@ -80,7 +82,7 @@ def names_called(pieces: Iterable[Piece]) -> NamesUsed:
     qualified: set[tuple[str, str]] = set()
     for piece in pieces:
         try:
-            tree = ast.parse(textwrap.dedent(piece.text))
+            tree = parse_module(textwrap.dedent(piece.text))
         except SyntaxError:
             continue
         for child in ast.walk(tree):

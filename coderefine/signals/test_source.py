@@ -15,6 +15,7 @@ import posixpath
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from coderefine.pyast import parse_module
 from coderefine.signals.test_piece import Piece, piece_of
 
 FIXTURE_DECORATORS = frozenset({"fixture", "yield_fixture"})
@@ -70,7 +71,7 @@ class TestSources:
         if path not in self._parsed:
             text = self._read(path) if path not in self._exclude else None
             try:
-                self._parsed[path] = (text, ast.parse(text)) if text is not None else None
+                self._parsed[path] = (text, parse_module(text)) if text is not None else None
             except (SyntaxError, ValueError):
                 self._parsed[path] = None
         return self._parsed[path]
