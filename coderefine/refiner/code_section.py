@@ -34,8 +34,8 @@ def code_block(
         parts.extend(excerpt(view, span) for span in view.excerpts)
         if view.outline:
             parts.append(
-                f"The other definitions of {path} (line: signature; a class's methods as name:line), "
-                "not shown:\n" + fence("outline", view.outline, f"path={path}")
+                f"The other definitions of {path}, not shown (line: signature; or, folded to keep this "
+                "request short, name:line):\n" + fence("outline", view.outline, f"path={path}")
             )
     return Block("\n\n".join(parts), cache=True)
 
@@ -48,9 +48,10 @@ def issue_excerpts(
 ) -> str:
     """Excerpts of the lines the critique refers to that the views leave out, for the reviser, within
     ``room`` characters (None: no limit), the issues of ``first`` (this call's) before the others; those
-    past the room are named by their lines and definition, to ask for."""
+    past the room are named by their lines and definition, to ask for. Each line is shown once: what a
+    view or an earlier issue's excerpt already shows is cut, and excerpts that meet are joined."""
     order = [*first, *(i for i in range(len(critique.issues)) if i not in first)]
-    parts: list[str] = []
+    taken: dict[str, list[Span]] = {}
     left: list[str] = []
     used = 0
     for index in order:
@@ -61,17 +62,16 @@ def issue_excerpts(
         # Not only the issue's own lines: an issue anchored on a definition's first line (its evidence
         # quoted the `def` line) is about its body, which the view may leave out.
         wider = view_of(view.path, view.text, range(issue.line, (issue.end_line or issue.line) + 1), 1)
-        for span in wider.excerpts:
-            if view.shows(*span):
-                continue
-            text = excerpt(view, span)
-            if text in parts:
-                continue
-            if room is not None and used + len(text) > room:
-                left.append(_named(view, span, issue.line))
-                continue
-            parts.append(text)
-            used += len(text)
+        spans = taken.setdefault(view.path, [])
+        for wanted in wider.excerpts:
+            for span in uncovered(wanted, [*view.excerpts, *spans]):
+                size = len(excerpt(view, span))
+                if room is not None and used + size > room:
+                    left.append(_named(view, span, issue.line))
+                    continue
+                spans.append(span)
+                used += size
+    parts = [excerpt(views[path], span) for path, spans in taken.items() for span in joined(spans)]
     sections = []
     if parts:
         sections.append("Lines the critique refers to that are not shown above:\n\n" + "\n\n".join(parts))
@@ -83,6 +83,32 @@ def issue_excerpts(
             + HOW_TO_ASK
         )
     return "\n\n".join(sections)
+
+
+def uncovered(span: Span, covered: Sequence[Span]) -> list[Span]:
+    """The runs of lines of ``span`` that no span of ``covered`` holds."""
+    runs: list[Span] = []
+    start = span[0]
+    for a, b in sorted(covered):
+        if b < start or a > span[1]:
+            continue
+        if a > start:
+            runs.append((start, a - 1))
+        start = max(start, b + 1)
+    if start <= span[1]:
+        runs.append((start, span[1]))
+    return runs
+
+
+def joined(spans: Sequence[Span]) -> list[Span]:
+    """``spans`` in line order, those that overlap or meet made one."""
+    out: list[Span] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
 
 
 def _named(view: FileView, span: Span, line: int) -> str:

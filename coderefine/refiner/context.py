@@ -194,6 +194,11 @@ def views_for(
     return views
 
 
+# The map of what a view leaves out takes at most this fraction of the code budget: it is there to name
+# what to ask for, and the code the evidence points at is what the model edits.
+OUTLINE_SHARE = 4
+
+
 def fit_views(
     views: dict[str, FileView],
     texts: Mapping[str, str],
@@ -212,6 +217,7 @@ def fit_views(
     def size(candidate: Mapping[str, FileView]) -> int:
         return sum(v.shown_chars for v in candidate.values())
 
+    views = mapped(views, budget_chars // OUTLINE_SHARE)
     if size(views) <= budget_chars:
         return views
     own = {p: frozenset(lines) for p, lines in rewritten.items()}
@@ -228,10 +234,31 @@ def fit_views(
     candidates.append(views_for(texts, before, (), 1, focus, tight=True))
     # Each with its outline in the fullest form that fits before the next drops code from focus: the
     # map of a long module can cost more than the code the evidence points at.
-    tried = [{p: folded(v, form) for p, v in c.items()} for c in candidates for form in FORMS]
-    fitting = [c for c in tried if size(c) <= budget_chars]
-    chosen = fitting[0] if fitting else min(tried, key=size)
-    return filled(chosen, budget_chars - size(chosen))
+    tried = [
+        (form, {p: folded(v, form) for p, v in c.items()})
+        for c in candidates
+        for form in FORMS[FORMS.index(map_form(c, budget_chars // OUTLINE_SHARE)) :]
+    ]
+    fitting = [(form, c) for form, c in tried if size(c) <= budget_chars]
+    form, chosen = fitting[0] if fitting else min(tried, key=lambda pair: size(pair[1]))
+    return filled(chosen, budget_chars - size(chosen), form)
+
+
+def map_form(views: Mapping[str, FileView], room: int) -> Form:
+    """The fullest outline form in which the outlines of ``views`` take at most ``room`` characters
+    together (the shortest when none does)."""
+    for form in FORMS:
+        if sum(len(folded(v, form).outline) for v in views.values()) <= room:
+            return form
+    return FORMS[-1]
+
+
+def mapped(views: Mapping[str, FileView], room: int) -> dict[str, FileView]:
+    """``views`` with their outlines in the fullest form that keeps them within ``room`` characters."""
+    if not any(v.outline for v in views.values()):
+        return dict(views)
+    form = map_form(views, room)
+    return {p: folded(v, form) for p, v in views.items()}
 
 
 def folded(view: FileView, form: Form) -> FileView:
@@ -246,10 +273,11 @@ def folded(view: FileView, form: Form) -> FileView:
     return FileView(view.path, view.text, view.excerpts, outline_of(hidden, form))
 
 
-def filled(views: Mapping[str, FileView], room: int) -> dict[str, FileView]:
+def filled(views: Mapping[str, FileView], room: int, form: Form = "signatures") -> dict[str, FileView]:
     """``views`` where a file with nothing in focus (its header and outline alone: no change, signal or
     failing test points into it) also shows its first definitions, whole and in order, as far as
-    ``room`` characters go: a review against the intent alone still reads code, not only signatures."""
+    ``room`` characters go: a review against the intent alone still reads code, not only signatures. The
+    outline of the rest keeps ``form``."""
     result = dict(views)
     for path, view in views.items():
         if view.whole or len(view.excerpts) != 1 or view.excerpts[0][0] != 1 or room <= 0:
@@ -272,7 +300,7 @@ def filled(views: Mapping[str, FileView], room: int) -> dict[str, FileView]:
         if end > view.excerpts[0][1]:
             grown = FileView(path, view.text, ((1, end),))
             hidden = [d for d in definitions_of(module) if not grown.shows(d.start, d.end)]
-            outline = outline_of(hidden)
+            outline = outline_of(hidden, form)
             result[path] = (
                 FileView(path, view.text, ((1, end),), outline) if hidden else FileView(path, view.text)
             )

@@ -139,7 +139,7 @@ class PromptBuilder:
             "rules": self.rules(list(files)) if self.rules is not None else "",
             "scope": scope,
             "whole": whole_note(whole, views or {}),
-            "signals": signals_section(comparison, self.context, self._signal_tokens),
+            "signals": signals_section(comparison, self.context, self._signal_tokens, views),
             "localization": self._localization(),
             "spec": self._spec(files, comparison.introduced),
         }
@@ -182,7 +182,7 @@ class PromptBuilder:
             "intent": "The intent of the change:\n" + fence("intent", intent),
             "critique": "The critique:\n" + fence("critique", json.dumps(data, ensure_ascii=False)),
             "unseen": issue_excerpts(views or {}, critique, room, fix or ()),
-            "signals": signals_section(comparison, self.context, self._signal_tokens),
+            "signals": signals_section(comparison, self.context, self._signal_tokens, views),
             "localization": self._localization(),
             "spec": self._spec(files, comparison.introduced),
             "files": "Files you may edit: " + ", ".join(files),

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from coderefine.models.windows import DIFF_ALLOWANCE, FLOOR
 from coderefine.refiner.budget import RequestBudget
-from coderefine.refiner.context import FileView, fit_views, views_for
+from coderefine.refiner.context import OUTLINE_SHARE, FileView, fit_views, mapped, views_for
 from coderefine.refiner.localize import Localization
 from coderefine.refiner.spec import CHARS_PER_TOKEN, SpecSource
 from coderefine.signals.base import Comparison, Signal, touched_lines
@@ -126,6 +126,7 @@ class Showing:
             return views
         over = max(0, beside - DIFF_ALLOWANCE * CHARS_PER_TOKEN)
         budget = max(FLOOR * CHARS_PER_TOKEN, chars - over)
+        views = mapped(views, budget // OUTLINE_SHARE)
         if sum(v.shown_chars for v in views.values()) <= budget:
             return views
         # The author of a run without signals has nothing but the given tests to focus on.

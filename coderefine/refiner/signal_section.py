@@ -7,8 +7,9 @@ signals already in it at the start of the run are listed apart, as context, not 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from coderefine.refiner.context import FileView
 from coderefine.refiner.sections import fence
 from coderefine.signals.base import Comparison, Signal
 from coderefine.signals.failures import fold, split_locals
@@ -85,13 +86,25 @@ def split_context(
     return tuple(introduced), tuple(older)
 
 
+def in_view(signal: Signal, views: Mapping[str, FileView] | None) -> bool:
+    """Whether a request that shows ``views`` (None: every file whole) shows the line of ``signal``."""
+    view = (views or {}).get(signal.path)
+    return view is None or view.whole or view.shows(signal.line, signal.end_line or signal.line)
+
+
 def signals_section(
-    comparison: Comparison, context: Sequence[Signal] = (), tokens: int = SIGNAL_TOKENS
+    comparison: Comparison,
+    context: Sequence[Signal] = (),
+    tokens: int = SIGNAL_TOKENS,
+    views: Mapping[str, FileView] | None = None,
 ) -> str:
     """The signals the change introduced, folded within about ``tokens``; of a whole-file review, the
     lint signals that were already in the files at the start of the run (``context``) are listed apart,
-    as context, not as faults."""
+    as context, not as faults: those in lines the request shows (``views``), the others counted, since
+    old lint in lines the model cannot see is no help in writing an edit."""
     introduced, older = split_context(comparison, context)
+    unseen = sum(not in_view(s, views) for s in older)
+    older = tuple(s for s in older if in_view(s, views))
     lines = signal_lines(introduced, tokens)
     for status in comparison.missing():
         lines.append(
@@ -109,9 +122,11 @@ def signals_section(
         + fence("signals", body)
         + ("\n" + note if comparison.existing else "")
     )
-    if older:
+    if older or unseen:
         shown = [signal_text(s) for s in older[:MAX_SIGNALS]]
         if len(older) > MAX_SIGNALS:
             shown.append(f"- ... and {len(older) - MAX_SIGNALS} more")
+        if unseen:
+            shown.append(f"- ... and {unseen} more in lines this request does not show")
         section += "\n\n" + CONTEXT_NOTE + "\n" + fence("context", "\n".join(shown))
     return section

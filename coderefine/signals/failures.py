@@ -80,6 +80,43 @@ def group_failures(signals: Sequence[Signal]) -> tuple[Group, ...]:
     )
 
 
+def _distinct(signals: Sequence[Signal]) -> tuple[list[Signal], dict[int, int]]:
+    """``signals`` without exact repeats, and how many times each kept one was reported. pytest reports
+    each failing subtest of a ``unittest`` loop on its own; ten copies of one traceback say no more than
+    one does. A copy without a traceback joins the copy of the same test and message that has one."""
+    kept: dict[tuple[object, ...], Signal] = {}
+    times: dict[tuple[object, ...], int] = {}
+    for signal in signals:
+        key = _identity(signal)
+        kept.setdefault(key, signal)
+        times[key] = times.get(key, 0) + 1
+    traced = {key[:-1]: key for key in kept if key[0] == "pytest" and key[-1]}
+    for key in [k for k in kept if k[0] == "pytest" and not k[-1] and k[:-1] in traced]:
+        times[traced[key[:-1]]] += times.pop(key)
+        del kept[key]
+    return list(kept.values()), {id(signal): times[key] for key, signal in kept.items()}
+
+
+def _identity(signal: Signal) -> tuple[object, ...]:
+    if signal.source == "pytest":
+        return (signal.source, signal.code, signal.message, place(signal))
+    return (signal.source, signal.code, signal.path, signal.line, signal.column, signal.message)
+
+
+def _counting(render: Callable[[Signal], str], repeats: dict[int, int]) -> Callable[[Signal], str]:
+    """``render``, saying on its first line how many identical reports a signal stands for."""
+
+    def rendered(signal: Signal) -> str:
+        text = render(signal)
+        times = repeats[id(signal)]
+        if times < 2:
+            return text
+        head, newline, rest = text.partition("\n")
+        return f"{head} (reported {times} times, identically){newline}{rest}"
+
+    return rendered
+
+
 @dataclass(frozen=True)
 class Folded:
     """The lines of a folded list, and how many signals it shows only as a count."""
@@ -99,7 +136,10 @@ def fold(
     """``signals`` grouped, within about ``budget`` characters (0: no limit). The first member of each
     group is shown in full first, then the second, then the others one line each, round-robin over the
     groups, while the budget lasts; what is left is counted per group (and the groups not shown at all,
-    in one line). ``short_cap`` bounds the one-line members of each group (0: the budget alone)."""
+    in one line). ``short_cap`` bounds the one-line members of each group (0: the budget alone).
+    Identical reports (a test's subtests failing the same way) are one entry that says how many."""
+    signals, repeats = _distinct(signals)
+    full, short = _counting(full, repeats), _counting(short, repeats)
     groups = group_failures(signals)
     chosen: list[dict[int, bool]] = [{} for _ in groups]  # member index -> shown in full
     spent = 0

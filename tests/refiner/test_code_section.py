@@ -64,3 +64,29 @@ def test_the_lines_a_critique_names_keep_to_the_room_and_the_rest_are_named_to_a
     # The issue this call fixes comes first.
     first = issue_excerpts({"m.py": view}, critique, room, first=(2,))
     assert "(in `f10`)" in first and "(in `f30`)" not in first
+
+
+def test_each_line_a_critique_names_is_shown_once() -> None:
+    """Issues near each other, or near the view's own excerpts, name overlapping lines: each is cut to what
+    is not shown yet, and what meets is one excerpt."""
+    from coderefine.refiner.code_section import issue_excerpts, joined, uncovered
+    from coderefine.refiner.critique import Critique, Issue
+
+    assert uncovered((1, 58), [(1, 43)]) == [(44, 58)]
+    assert uncovered((1, 68), [(1, 43), (44, 58)]) == [(59, 68)]
+    assert uncovered((10, 20), [(12, 13), (15, 30)]) == [(10, 11), (14, 14)]
+    assert uncovered((10, 20), [(1, 30)]) == []
+    assert joined([(59, 68), (44, 58), (80, 90), (85, 86)]) == [(44, 68), (80, 90)]
+
+    text = "".join(f"value_{n} = {n}\n" for n in range(1, 301))
+    view = FileView("m.py", text, ((1, 43),), outline="(outline)")
+
+    def issue(line: int, end: int) -> Issue:
+        return Issue("bug", "error", "m.py", line, end, f"value_{line}", "fix it")
+
+    critique = Critique("revise", "wrong", (issue(20, 58), issue(30, 68), issue(200, 200)))
+    shown = issue_excerpts({"m.py": view}, critique)
+    for n in (44, 58, 68, 200):
+        assert shown.count(f"value_{n} = {n}\n") == 1
+    assert "value_20 = 20\n" not in shown  # the view shows it already
+    assert "lines=44-" in shown and shown.count("<<<DATA kind=code") == 2

@@ -1,10 +1,10 @@
-"""The outline of what a view leaves out, in three forms from the fullest to the shortest."""
+"""The outline of what a view leaves out, in four forms from the fullest to the shortest."""
 
 from __future__ import annotations
 
 import ast
 
-from coderefine.refiner.context import FileView, fit_views, folded, view_of
+from coderefine.refiner.context import OUTLINE_SHARE, FileView, fit_views, folded, view_of
 from coderefine.refiner.outline import definitions_of, outline_of
 
 MODULE = """\
@@ -47,7 +47,22 @@ def test_the_three_forms_keep_every_name_and_line_and_get_shorter() -> None:
     # Overloads share one line; a function nested in a function is left to its owner.
     assert "4, 6, 8: def item(value)" in methods.splitlines() and "inner" not in methods
     assert "12: class Box [3 methods]" in classes.splitlines()
-    assert len(full) > len(methods) > len(classes)
+    names = outline_of(hidden, "names")
+    assert names == "item:4, Box:12[3 methods], helper:23"
+    assert len(full) > len(methods) > len(classes) > len(names)
+
+
+def test_the_names_form_packs_a_long_modules_functions_and_counts_a_shown_classs_hidden_methods() -> None:
+    functions = "".join(f"def function_{n}(a, b):\n    return a\n\n\n" for n in range(60))
+    body = "".join(f"        step_{n} = {n}\n" for n in range(12))
+    box = "class Box:\n" + "".join(f"    def m{n}(self):\n{body}        return {n}\n\n" for n in range(4))
+    text = functions + box
+    start = text.splitlines().index("    def m2(self):") + 1
+    view = view_of("m.py", text, [start], 1)
+    names = folded(view, "names").outline.splitlines()
+    assert all(len(line) <= 100 for line in names) and len(names) < 25
+    assert names[0].startswith("function_0:1, function_1:5, ")
+    assert names[-1].endswith(f"Box:{text.splitlines().index('class Box:') + 1}[3 methods]")
 
 
 def test_a_method_of_a_class_shown_in_part_is_named_under_its_class() -> None:
@@ -74,5 +89,7 @@ def test_a_long_modules_map_is_folded_before_the_code_the_evidence_points_at_is_
     fitted = fit_views({"m.py": view}, {"m.py": text}, {}, (), {"m.py": [line]}, {}, budget)["m.py"]
     assert fitted.shows(line, line + 1)  # the code stays; the map is shorter
     assert sum(len(fitted.excerpt_text(s)) for s in fitted.excerpts) + len(fitted.outline) <= budget
-    assert "1: class C0: method_0:2" in fitted.outline
+    # The map keeps to its share of the budget, in the fullest form that does.
+    assert len(fitted.outline) <= budget // OUTLINE_SHARE < len(folded(view, "methods").outline)
+    assert "1: class C0 [12 methods]" in fitted.outline
     assert FileView("m.py", text).whole

@@ -67,3 +67,21 @@ def test_the_signals_section_keeps_to_its_token_budget_and_says_what_it_left_out
     prompts = PromptBuilder(1000, signal_tokens=500)
     request = prompts.critic({"m.py": "x = 1\n"}, intent="i", diff="", changed=[], comparison=comparison)
     assert section in request.messages[0].text
+
+
+def test_old_lint_in_lines_the_request_does_not_show_is_counted_not_listed() -> None:
+    from coderefine.refiner.context import FileView
+    from coderefine.refiner.signal_section import signals_section
+
+    def lint(line: int) -> Signal:
+        return Signal("ruff", "m.py", line, line, "E731", f"lambda at {line}")
+
+    old = (lint(5), lint(120), lint(130))
+    comparison = Comparison(old, (), (), (SourceStatus("ruff", "ok"),))
+    text = "".join(f"x{n} = {n}\n" for n in range(1, 201))
+    view = FileView("m.py", text, ((1, 20),), outline="(outline)")
+    section = signals_section(comparison, old, views={"m.py": view})
+    assert "lambda at 5" in section and "lambda at 120" not in section
+    assert "2 more in lines this request does not show" in section
+    whole = signals_section(comparison, old)
+    assert all(f"lambda at {n}" in whole for n in (5, 120, 130)) and "does not show" not in whole

@@ -72,3 +72,19 @@ def test_a_budget_too_small_for_some_groups_counts_them_in_one_line() -> None:
     folded = fold(signals, full, short, 1)
     assert len(folded.lines) == 2 and folded.lines[-1] == "- ... and 3 more signals not shown"
     assert folded.counted == 3
+
+
+def test_identical_reports_of_one_test_are_one_entry_that_says_how_many() -> None:
+    # pytest reports each failing subtest of a unittest loop on its own, often with the same message.
+    bare = Signal("pytest", "", 0, 0, "tests/test_t.py::test_loop", "test failed: TypeError", "error")
+    traced = failing("test_loop", message="test failed: TypeError")
+    other = failing("test_other")
+    folded = fold([bare, traced, bare, bare, other, traced], full, short, 0)
+    assert folded.lines == (
+        "- tests/test_t.py::test_loop FULL "
+        + traced.detail.split("\n", 1)[0]
+        + " (reported 5 times, identically)\n"
+        + traced.detail.split("\n", 1)[1],
+        "- tests/test_t.py::test_other FULL " + other.detail,
+    )
+    assert folded.counted == 0
