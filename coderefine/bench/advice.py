@@ -68,7 +68,10 @@ def not_green(label: str, runs: Sequence[SuiteRun], needs: Declared = NOTHING) -
     plugins = missing_plugins(o.message for o in [*errors, *failed])
     if missing or plugins:
         named = [distribution_for(module, needs) for module in missing]
-        packages = ",".join(dict.fromkeys([*(name for name, _ in named), *plugins]))
+        # A module from an optional extra rarely comes alone (pyparsing's diagram tests import railroad,
+        # then jinja2): the extra's other packages are named now, not one failed build at a time.
+        siblings = [member for name, _ in named for member in needs.extra_members(name)]
+        packages = ",".join(dict.fromkeys([*(name for name, _ in named), *siblings, *plugins]))
         notes = [f"{name}: {where}" for name, where in dict.fromkeys(named) if where]
         why = f"; {'; '.join(notes)}" if notes else ""
         advice.append(

@@ -85,6 +85,11 @@ class Declared:
         """What make-suite installs before ``--requires``: runtime first, then the test extra's."""
         return tuple(dict.fromkeys([*self.runtime, *self.test]))
 
+    def extra_members(self, name: str) -> tuple[str, ...]:
+        """Every package of the optional extra that declares ``name`` (none for a runtime one)."""
+        extra = self.extras.get(normalize(name), ("", ""))[1]
+        return tuple(spelled for spelled, of in self.extras.values() if extra and of == extra)
+
     def describe(self) -> str:
         """``"2 declared dependencies (attrs, PyYAML) and its test extra (hypothesis)"``, or ""."""
         parts = []

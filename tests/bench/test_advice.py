@@ -43,6 +43,23 @@ def test_a_missing_module_the_library_declares_is_named_as_it_declares_it() -> N
     assert "try adding PyYAML to --requires" in message and "PyYAML: its 'yaml' extra declares it" in message
 
 
+def test_a_module_from_an_optional_extra_names_the_whole_extra() -> None:
+    # pyparsing 3.1.0: its diagram tests import railroad, then jinja2; both are in its diagrams extra.
+    needs = Declared(
+        extras={
+            "railroad-diagrams": ("railroad-diagrams", "diagrams"),
+            "jinja2": ("jinja2", "diagrams"),
+            "pytest": ("pytest", "test"),
+        }
+    )
+    railroad = library.TestOutcome(
+        "tests/test_diagram.py", "error", "ModuleNotFoundError: No module named 'railroad'"
+    )
+    message = not_green("lib==1.0", [SuiteRun((), False, "1 error", (railroad,))], needs)
+    assert "try adding railroad-diagrams,jinja2 to --requires" in message
+    assert needs.extra_members("pytest") == ("pytest",) and Declared().extra_members("jinja2") == ()
+
+
 def test_a_run_without_any_test_says_where_the_tests_may_be(tmp_path: Path) -> None:
     message = not_green("lib==1.0", [SuiteRun((), False, "no tests ran in 0.01s")])
     assert "pytest ran no test (no tests ran in 0.01s)" in message and "--from PATH" in message
