@@ -41,7 +41,7 @@ class BilledOracle:
         self._task = task
         self._cached: set[str] = set()
         if isinstance(task, LibraryTask):
-            self._line = task.line
+            self._line = 0  # not used: the oracle's issues point at each change (``complete``)
         else:
             prompt_lines = task.prompt.count("\n")
             offset = next(i for i, line in enumerate(task.buggy_solution.splitlines()) if line.strip())
@@ -53,7 +53,9 @@ class BilledOracle:
 
     def complete(self, request: ModelRequest) -> ModelReply:
         reply = self._inner.complete(request)
-        if reply.tool_input is not None:
+        # A HumanEvalFix task's file is not known to the oracle, whose issues then say line 1; a library
+        # task's issues already point where each change is (several, for a release or a multi-bug task).
+        if reply.tool_input is not None and not isinstance(self._task, LibraryTask):
             issues = [{**i, "line": self._line} for i in reply.tool_input.get("issues", [])]
             reply = replace(reply, tool_input={**reply.tool_input, "issues": issues})
         tool = json.dumps(request.tool.input_schema) + request.tool.description if request.tool else ""

@@ -133,9 +133,10 @@ class Showing:
         called: dict[str, Iterable[int]] = dict(
             self.spec.focus(texts, comparison.introduced, given=True) if self.spec is not None else {}
         )
-        for path, lines in self.located(texts, comparison).items():
+        located = self.located(texts, comparison)
+        for path, lines in located.items():
             called[path] = set(called.get(path, ())) | lines
-        return fit_views(views, texts, self.before, comparison.introduced, rewritten, called, budget)
+        return fit_views(views, texts, self.before, comparison.introduced, rewritten, called, budget, located)
 
 
 def is_test_failure(signal: Signal) -> bool:

@@ -178,3 +178,22 @@ def test_lint_all_over_a_module_gives_way_to_the_error_within_the_budget() -> No
     assert view.shows(target, target)
     assert not view.shows(starts[0], starts[0] + 3) or not view.shows(starts[90], starts[90] + 3)
     assert view.shown_chars <= 6_000
+
+
+def test_when_every_definition_the_tests_call_is_too_much_the_best_suspects_are_shown() -> None:
+    body = "".join(f"    x = x + {n}\n" for n in range(30))
+    text = "".join(f"def f{n}(x):\n{body}    return x\n\n\n" for n in range(40))
+    starts = [i + 1 for i, line in enumerate(text.splitlines()) if line.startswith("def ")]
+    called = {"m.py": {line for start in starts for line in range(start, start + 32)}}
+    best = starts[17]
+    located = {"m.py": frozenset(range(best, best + 32))}
+    # The failing tests' tracebacks end all over the module.
+    errors = [
+        Signal("pytest", "m.py", start + 5, start + 5, f"t::{start}", "failed", "error") for start in starts
+    ]
+    whole = {"m.py": FileView("m.py", text)}
+    fitted = fit_views(whole, {"m.py": text}, {}, errors, {}, called, 6_000, located)["m.py"]
+    assert fitted.shows(best, best + 31) and fitted.shown_chars <= 6_000
+    # Without a ranking, nothing fits and the smallest candidate still holds every called definition.
+    unranked = fit_views(whole, {"m.py": text}, {}, errors, {}, called, 6_000)["m.py"]
+    assert unranked.shown_chars > 6_000
