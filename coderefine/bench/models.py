@@ -226,16 +226,23 @@ def _matches(text: str, search: str) -> int:
     return sum(1 for i in range(len(lines) - size + 1) if lines[i : i + size] == needle)
 
 
+_OUTLINE = re.compile(r"<<<DATA kind=outline [^>]*id=(\w+)>>>(.*?)<<<END DATA id=\1>>>", re.DOTALL)
+
+
 def _outlined(function: str, sent: str) -> bool:
-    """Whether ``sent`` names the definition that ``function`` holds only in a view's outline
-    (``LINE: def name(...)``), not in full."""
+    """Whether ``sent`` names the definition that ``function`` holds only in a view's outline, not in
+    full: as ``LINE: def name(...)``, or in a folded form as ``name:LINE``."""
     found = re.search(r"^\s*(?:async\s+)?(def|class)\s+(\w+)", function, re.MULTILINE)
     if found is None:
         return False
     keyword, name = found.group(1), found.group(2)
     prefix = "(?:async )?def" if keyword == "def" else "class"
     # Methods are indented under their class.
-    return re.search(rf"^\d+:\s+{prefix} {re.escape(name)}\b", sent, re.MULTILINE) is not None
+    if re.search(rf"^\d+:\s+{prefix} {re.escape(name)}\b", sent, re.MULTILINE) is not None:
+        return True
+    # A folded outline lists a class's methods, or a long module's names, as ``name:LINE``.
+    folded = rf"(?:^|[\s,])({re.escape(name)}):\d+\b"
+    return any(re.search(folded, block.group(2), re.MULTILINE) for block in _OUTLINE.finditer(sent))
 
 
 def _first_difference(wrong: str, right: str) -> str:

@@ -46,6 +46,18 @@ def test_a_function_named_only_in_the_outline_is_still_pointed_at() -> None:
     assert reply.tool_input["issues"][0]["line"] > 100
 
 
+def test_a_function_named_only_in_a_folded_outline_is_still_pointed_at() -> None:
+    from coderefine.refiner.sections import fence
+
+    for folded in ("chunked:12, helper:106, peekable:140", "90: class Box: grow:95, helper:106"):
+        shown = "import os\n" + fence("outline", folded, "path=pkg/mod.py")
+        reply = OracleModel(FakeTask()).complete(critic_request(shown))
+        assert reply.tool_input is not None and reply.tool_input["verdict"] == "revise", folded
+    # A name:number outside an outline (a slice in code) names no definition.
+    reply = OracleModel(FakeTask()).complete(critic_request("import os\nrows[helper:10]\n"))
+    assert reply.tool_input is not None and reply.tool_input["verdict"] == "pass"
+
+
 def test_a_correct_function_in_full_passes() -> None:
     reply = OracleModel(FakeTask()).complete(critic_request(MODULE))
     assert reply.tool_input is not None and reply.tool_input["verdict"] == "pass"
