@@ -85,13 +85,40 @@ def answer(
             shown = FileView(path, texts[path], (span,)) if view.whole else view
             text = render(shown, span)
             if len(text) > budget:
-                notes.append(f"`{ask.name}` ({path} lines {span[0]}-{span[1]}) is too long to show here.")
-                continue
+                # Its first lines, as far as the room goes: a model that asked for a long definition
+                # can still edit the lines it is shown, where "too long" alone left it nothing.
+                head = _head(shown, span, budget, render)
+                if head is None:
+                    notes.append(f"`{ask.name}` ({path} lines {span[0]}-{span[1]}) is too long to show here.")
+                    continue
+                text = render(shown, head)
+                notes.append(
+                    f"Of `{ask.name}` ({path} lines {span[0]}-{span[1]}), lines {head[0]}-{head[1]} are "
+                    f"shown; lines {head[1] + 1}-{span[1]} are too long for this request."
+                )
             budget -= len(text)
             parts.append(text)
     body = "The definitions you asked to see, verbatim:\n\n" + "\n\n".join(parts) if parts else ""
     close = "Now answer the request as it asked." + (LAST_ASK if last else "")
     return "\n\n".join(p for p in (body, *notes) if p) + "\n\n" + close
+
+
+MIN_HEAD = 5  # lines of a long definition worth showing in part; fewer says only its signature
+
+
+def _head(view: FileView, span: Span, room: int, render: Callable[[FileView, Span], str]) -> Span | None:
+    """The longest first part of ``span`` that ``render`` fits in ``room`` characters (None: not even
+    ``MIN_HEAD`` lines)."""
+    low, high = span[0] + MIN_HEAD - 1, span[1] - 1
+    if low > high or len(render(view, (span[0], low))) > room:
+        return None
+    while low < high:  # the longest end that fits, by bisection: a definition can run to thousands of lines
+        middle = (low + high + 1) // 2
+        if len(render(view, (span[0], middle))) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return (span[0], low)
 
 
 def _names(defined: str, asked: str, path: str) -> bool:

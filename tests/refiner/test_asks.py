@@ -40,6 +40,23 @@ def test_the_answer_shows_the_definitions_verbatim_and_says_what_is_not_there() 
     assert "too long to show here" in answer([Ask(None, "Box")], views, texts, 10, excerpt)
 
 
+def test_a_definition_too_long_for_the_room_is_shown_from_its_start_as_far_as_it_goes() -> None:
+    body = "".join(f"        step_{n} = {n}\n" for n in range(200))
+    text = "import os\n\n\nclass Big:\n    def run(self):\n" + body + "        return 1\n"
+    texts = {"pkg/mod.py": text}
+    views = {"pkg/mod.py": FileView("pkg/mod.py", text, ((1, 2),))}
+    whole = answer([Ask(None, "Big.run")], views, texts, 100_000, excerpt)
+    room = len(whole) // 3
+    shown = answer([Ask(None, "Big.run")], views, texts, room, excerpt)
+    assert "    def run(self):\n        step_0 = 0\n" in shown and "step_199 = 199" not in shown
+    cut = int(shown.split("lines=5-")[1].split(" ")[0].split(">")[0])
+    assert f"lines 5-{cut} are shown; lines {cut + 1}-206 are too long for this request" in shown
+    # The part shown is the longest that fits the room.
+    assert (
+        len(excerpt(views["pkg/mod.py"], (5, cut))) <= room < len(excerpt(views["pkg/mod.py"], (5, cut + 1)))
+    )
+
+
 def test_a_reviser_that_asks_is_shown_the_definition_in_the_same_round(make_repo: RepoFactory) -> None:
     tests = "from pkg.mod import f7\n\n\ndef test_f7():\n    assert f7(1, 2) == 3\n"
     root = make_repo({**SMALL_PROJECT, "tests/test_mod.py": tests, "pkg/mod.py": big_module(34, False)})
