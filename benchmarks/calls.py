@@ -40,9 +40,11 @@ class BilledOracle:
         self._inner = OracleModel(task)
         self._task = task
         self._cached: set[str] = set()
-        if isinstance(task, LibraryTask):
-            self._line = 0  # not used: the oracle's issues point at each change (``complete``)
-        else:
+        # A HumanEvalFix task's file is not known to the oracle, whose issues then say line 1: they are
+        # moved to the bug's line. A library task's issues already point where each change is (several,
+        # for a release or a multi-bug task): None, they are kept.
+        self._line: int | None = None
+        if not isinstance(task, LibraryTask):
             prompt_lines = task.prompt.count("\n")
             offset = next(i for i, line in enumerate(task.buggy_solution.splitlines()) if line.strip())
             self._line = prompt_lines + offset + 1
@@ -53,9 +55,7 @@ class BilledOracle:
 
     def complete(self, request: ModelRequest) -> ModelReply:
         reply = self._inner.complete(request)
-        # A HumanEvalFix task's file is not known to the oracle, whose issues then say line 1; a library
-        # task's issues already point where each change is (several, for a release or a multi-bug task).
-        if reply.tool_input is not None and not isinstance(self._task, LibraryTask):
+        if reply.tool_input is not None and self._line is not None:
             issues = [{**i, "line": self._line} for i in reply.tool_input.get("issues", [])]
             reply = replace(reply, tool_input={**reply.tool_input, "issues": issues})
         tool = json.dumps(request.tool.input_schema) + request.tool.description if request.tool else ""
