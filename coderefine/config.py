@@ -74,6 +74,10 @@ class Settings:
     # What the files' views of a request may take, in tokens (0: only the model's window bounds them):
     # sized for a one-bug fix, so a large window is no reason to send a large module whole.
     view_tokens: int = 3_000
+    # What a critic's or reviser's request aims at as a whole, in tokens (0: the sum of its sections'
+    # budgets): over it, the signals, the failing tests' source and the lines a critique names give way
+    # together, down to a floor each (refiner/allot.py).
+    request_tokens: int = 6_000
     # The signals section of a request, folded to about this many tokens (0: no limit); see prompting.py.
     signal_tokens: int = 1_500
     # The failing tests' source in a request, cut to about this many tokens (0: no limit); refiner/spec.py.
@@ -130,6 +134,7 @@ _MINIMUMS: dict[str, float] = {
     "cache_max_entries": 10,
     "context_lines": 0,
     "view_tokens": 0,
+    "request_tokens": 0,
     "signal_tokens": 0,
     "spec_tokens": 0,
     "rules_tokens": 0,

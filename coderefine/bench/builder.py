@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from coderefine.bench.counts import Shortfall, plural
 from coderefine.bench.intents import STRENGTHS, bug_intent, clean_twins
 from coderefine.bench.library import Coverage, SuiteRun, run_suite
-from coderefine.bench.multi import multi_location_tasks
+from coderefine.bench.multi import each_shown, multi_location_tasks
 from coderefine.bench.mutate import (
     FunctionInfo,
     Site,
@@ -159,8 +159,12 @@ class Builder:
         for number, (path, site, run) in enumerate(bugs[:split]):
             found.append(self.bug_task(name, len(found), texts[path], path, [site], run, number))
         paired = self.pairs(bugs[split:], bugs[:split])
+        runs = {(path, site.line, site.operator): run for path, site, run in bugs}
         for path, site, run, other in paired:
-            found.append(self.bug_task(name, len(found), texts[path], path, [site, other], run, len(found)))
+            alone = (run, runs[(path, other.line, other.operator)])
+            found.append(
+                self.bug_task(name, len(found), texts[path], path, [site, other], run, len(found), alone)
+            )
         if len(bugs) - split > len(paired):
             unpaired = len(bugs) - split - len(paired)
             self._why_short["bug"] += (
@@ -295,12 +299,22 @@ class Builder:
         return visible, hidden
 
     def bug_task(
-        self, name: str, index: int, text: str, path: str, chosen: list[Site], run: SuiteRun, number: int
+        self,
+        name: str,
+        index: int,
+        text: str,
+        path: str,
+        chosen: list[Site],
+        run: SuiteRun,
+        number: int,
+        alone: Sequence[SuiteRun] = (),
     ) -> LibraryTask:
+        """``alone``: each bug's own run, for a task of several; every bug keeps a visible failing test
+        (a bug only a held-back test shows is a task about guessing: ``multi.each_shown``)."""
         mutated = apply(text, chosen)
         if len(chosen) > 1:
             run = self.failing(path, mutated) or run
-        visible, hidden = self.split(run)
+        visible, hidden = each_shown(*self.split(run), alone)
         infos = self.functions(path, text)
         edits = tuple(
             Edit(function_text(text, infos[f]), changed_function(text, infos[f], chosen))

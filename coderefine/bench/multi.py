@@ -34,6 +34,22 @@ class Builds(Protocol):
     def functions(self, path: str, text: str) -> dict[str, FunctionInfo]: ...
 
 
+def each_shown(
+    visible: Sequence[str], hidden: Sequence[str], alone: Sequence[SuiteRun]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``visible`` and ``hidden`` with every bug shown by a visible failing test: for a bug whose own
+    failing tests (its run ``alone``) are all held back, the first of them that fails with the others
+    moves from hidden to visible (none does when another bug masks it)."""
+    shown, held = list(visible), list(hidden)
+    for own in alone:
+        if not set(own.failed()) & set(shown):
+            movable = sorted(set(own.failed()) & set(held))
+            if movable:
+                held.remove(movable[0])
+                shown.append(movable[0])
+    return tuple(sorted(shown)), tuple(sorted(held))
+
+
 def multi_location_tasks(
     builder: Builds,
     name: str,
@@ -96,14 +112,7 @@ def _task(
     failed = set(run.failed())
     if any(not set(own.failed()) & failed for own in alone):
         return None
-    visible, hidden = builder.split(run)
-    # Every bug shown by a visible failing test: one of its own tests moves from hidden when none is.
-    shown, held = list(visible), list(hidden)
-    for own in alone:
-        if not set(own.failed()) & set(shown):
-            moved = sorted(set(own.failed()) & set(held))[0]
-            held.remove(moved)
-            shown.append(moved)
+    shown, held = each_shown(*builder.split(run), alone)
     main = next(iter(chosen))
     edits = tuple(
         Edit(

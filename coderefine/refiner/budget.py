@@ -16,6 +16,10 @@ here for the run:
 - The author is bounded by the window alone: it writes from the intent, with no critique to point it
   anywhere (a one-shot shown excerpts of a module with two bugs missed the one they hid).
 - A whole prompt (a retry, which echoes a failed answer) keeps within the window.
+- A critic's or reviser's request as a whole aims at ``request-tokens``: what the system prompt, the views
+  and the sections that cannot be cut (the intent, the diff, the critique) leave is shared by the
+  signals, the failing tests' source and the lines a critique names, each cut down to a floor when
+  together they would pass it (``allot.py``).
 
 Why the code's budget is not also given what the fact sections leave unused: that room would make the
 requests of a one-bug fix grow back toward the window, the cost this budget is there to end; the facts
@@ -57,6 +61,7 @@ class RequestBudget:
     code_chars: int | None  # the critic's and reviser's code: views, then named lines and asks
     author_chars: int | None  # the author's views: the window alone
     prompt_chars: int | None  # a whole prompt, retries included
+    request_chars: int | None = None  # a critic's or reviser's request as a whole (allot.py)
 
     def code_room(self, shown: int) -> int | None:
         """What the code budget leaves for excerpts and asks once the views took ``shown`` characters;
@@ -99,6 +104,7 @@ def request_budget(settings: Settings) -> RequestBudget:
         code_chars=min(sizes) if sizes else None,
         author_chars=window * WINDOW_CHARS_PER_TOKEN if window is not None else None,
         prompt_chars=limit * WINDOW_CHARS_PER_TOKEN if limit is not None else None,
+        request_chars=settings.request_tokens * CHARS_PER_TOKEN if settings.request_tokens else None,
     )
 
 

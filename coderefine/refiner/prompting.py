@@ -16,14 +16,17 @@ from pathlib import Path
 
 from coderefine.edits.blocks import EXAMPLE_PATH
 from coderefine.models.base import Block, Message, ModelRequest
+from coderefine.models.windows import FLOOR
+from coderefine.refiner.allot import Flexible, SectionText, fit_sections
 from coderefine.refiner.asks import CRITIC_HOW_TO_ASK
+from coderefine.refiner.budget import CODE_ROOM_FLOOR
 from coderefine.refiner.code_section import asks_note, code_block, issue_excerpts, whole_note
 from coderefine.refiner.context import FileView
 from coderefine.refiner.critique import CRITIQUE_TOOL, MERGED_CRITIQUE_TOOL, Critique
 from coderefine.refiner.localize import Localization
 from coderefine.refiner.sections import Sections, assemble, fence
 from coderefine.refiner.signal_section import SIGNAL_TOKENS, signals_section
-from coderefine.refiner.spec import SpecSource
+from coderefine.refiner.spec import CHARS_PER_TOKEN, SpecSource
 from coderefine.signals.base import Comparison, Signal
 
 PROTOCOL_VERSION = "5"
@@ -43,6 +46,10 @@ EDIT_ANSWER = {
     "whole": "the complete files in code blocks",
 }
 EDIT_RETRY = {"search-replace": "retry", "definition": "retry_code", "whole": "retry_code"}
+
+# The least the signals and the failing tests' source are cut to when a request's total is passed: the
+# least a small model's window gives them (models/windows.py).
+FACTS_FLOOR = FLOOR * CHARS_PER_TOKEN
 
 MERGE_NOTE = (
     "If your review has exactly one issue and a signal listed above shows it (a failing test, a "
@@ -64,8 +71,11 @@ class PromptBuilder:
         edit_format: str = "search-replace",
         signal_tokens: int = SIGNAL_TOKENS,
         spec: SpecSource | None = None,
+        request_chars: int | None = None,
     ) -> None:
         self._max_tokens = max_tokens
+        # What a critic's or reviser's request aims at as a whole (allot.py); None: no total.
+        self._request_chars = request_chars
         # The failing tests' source: what they check is the specification (None: not shown).
         self.spec = spec
         self._merge = merge
@@ -92,14 +102,7 @@ class PromptBuilder:
             code_block(files, views, self.edit_format),
         )
 
-    def _request(
-        self,
-        role: str,
-        files: Mapping[str, str],
-        sections: Sections,
-        force: bool,
-        views: Mapping[str, FileView] | None = None,
-    ) -> ModelRequest:
+    def _request(self, role: str, system: tuple[Block, ...], sections: Sections, force: bool) -> ModelRequest:
         # Every role lists the same tool, even the edit requests that must not call it (tool choice
         # "none"): Anthropic caches the prefix in the order tools, system, messages, and a change of the
         # tool definitions (listing none included) invalidates all of it, while a change of tool_choice
@@ -109,7 +112,7 @@ class PromptBuilder:
         # at 1.25x instead of reading it at 0.1x.
         return ModelRequest(
             role=role,  # type: ignore[arg-type]
-            system=self._system(files, views),
+            system=system,
             messages=(Message.user(assemble(role, sections)),),
             max_tokens=self._max_tokens,
             tool=MERGED_CRITIQUE_TOOL if self._merge else CRITIQUE_TOOL,
@@ -133,15 +136,13 @@ class PromptBuilder:
             if diff.strip()
             else "There is no diff: the files above are under review as they are."
         )
-        sections: dict[str, str | Sequence[str]] = {
+        sections: dict[str, SectionText] = {
             "role": "ROLE: CRITIC. Call `report_critique` with your review of this change.",
             "intent": "The intent of the change:\n" + fence("intent", intent),
             "rules": self.rules(list(files)) if self.rules is not None else "",
             "scope": scope,
             "whole": whole_note(whole, views or {}),
-            "signals": signals_section(comparison, self.context, self._signal_tokens, views),
             "localization": self._localization(),
-            "spec": self._spec(files, comparison.introduced),
         }
         if changed:
             sections["changed"] = "Functions and classes the change touches: " + ", ".join(changed)
@@ -149,7 +150,9 @@ class PromptBuilder:
             sections["merge"] = MERGE_NOTE
         if any(not v.whole for v in (views or {}).values()):
             sections["asks"] = CRITIC_HOW_TO_ASK
-        return self._request("critic", files, sections, force=True, views=views)
+        system = self._system(files, views)
+        facts = self._facts(files, comparison, views)
+        return self._request("critic", system, self._within(system, sections, facts), force=True)
 
     def reviser(
         self,
@@ -177,18 +180,22 @@ class PromptBuilder:
                 '"fix_in_this_call": true, and only those; the others are handled apart: leave their code '
                 "as it is."
             )
-        sections: dict[str, str | Sequence[str]] = {
+        sections: dict[str, SectionText] = {
             "role": role,
             "intent": "The intent of the change:\n" + fence("intent", intent),
             "critique": "The critique:\n" + fence("critique", json.dumps(data, ensure_ascii=False)),
-            "unseen": issue_excerpts(views or {}, critique, room, fix or ()),
-            "signals": signals_section(comparison, self.context, self._signal_tokens, views),
             "localization": self._localization(),
-            "spec": self._spec(files, comparison.introduced),
             "files": "Files you may edit: " + ", ".join(files),
             "asks": asks_note(views),
         }
-        return self._request("reviser", files, sections, force=False, views=views)
+
+        def unseen(chars: int | None) -> str:
+            within = room if chars is None else chars if room is None else min(room, chars)
+            return issue_excerpts(views or {}, critique, within, fix or ())
+
+        facts = {"unseen": Flexible(unseen, CODE_ROOM_FLOOR), **self._facts(files, comparison, views)}
+        system = self._system(files, views)
+        return self._request("reviser", system, self._within(system, sections, facts), force=False)
 
     def author(
         self,
@@ -201,7 +208,7 @@ class PromptBuilder:
         """``failing``: the signals of the files as they are, whose failing tests' source is shown (with
         none, the tests the spec source was given, if any). ``views``: excerpts of files that would not
         fit the model's context whole (None: every file whole)."""
-        sections: dict[str, str | Sequence[str]] = {
+        sections: dict[str, SectionText] = {
             "role": f"ROLE: AUTHOR. Answer with {EDIT_ANSWER[self.edit_format]} that implement this intent.",
             "intent": "The intent:\n" + fence("intent", intent),
             "localization": self._localization(),
@@ -209,15 +216,42 @@ class PromptBuilder:
             "files": "Files you may edit: " + ", ".join(files),
             "asks": asks_note(views),
         }
-        return self._request("author", files, sections, force=False, views=views)
+        return self._request("author", self._system(files, views), sections, force=False)
+
+    def _facts(
+        self, files: Mapping[str, str], comparison: Comparison, views: Mapping[str, FileView] | None
+    ) -> dict[str, Flexible]:
+        """The signals and the failing tests' source: sections a request's total may cut."""
+
+        def signals(chars: int | None) -> str:
+            tokens = self._signal_tokens if chars is None else max(1, chars // CHARS_PER_TOKEN)
+            return signals_section(comparison, self.context, tokens, views)
+
+        def spec(chars: int | None) -> list[str]:
+            return self._spec(files, comparison.introduced, budget_chars=chars)
+
+        return {"signals": Flexible(signals, FACTS_FLOOR), "spec": Flexible(spec, FACTS_FLOOR)}
+
+    def _within(
+        self, system: Sequence[Block], sections: Mapping[str, SectionText], facts: Mapping[str, Flexible]
+    ) -> dict[str, SectionText]:
+        """``sections`` and ``facts``, the latter cut to what the request's total leaves them."""
+        return fit_sections(self._request_chars, sum(len(b.text) for b in system), sections, facts)
 
     def _localization(self) -> str:
         return self.localization.section() if self.localization is not None else ""
 
-    def _spec(self, files: Mapping[str, str], signals: Sequence[Signal], *, given: bool = False) -> list[str]:
+    def _spec(
+        self,
+        files: Mapping[str, str],
+        signals: Sequence[Signal],
+        *,
+        given: bool = False,
+        budget_chars: int | None = None,
+    ) -> list[str]:
         if self.spec is None:
             return []
-        text = self.spec.section(files, signals, fence, given=given)
+        text = self.spec.section(files, signals, fence, given=given, budget_chars=budget_chars)
         return [text] if text else []
 
     @staticmethod

@@ -112,6 +112,7 @@ class Session:
             edit_format=self.edit_format,
             signal_tokens=self.budget.signal_tokens,
             spec=self._spec_source(settings, readers, spec_tests, read_project),
+            request_chars=self.budget.request_chars,
         )
         self.rules = rules or ProjectRules(settings, disk_reader(change.root))
         self.prompts.rules = lambda paths: self.rules.section(paths, fence, self.budget.rules_tokens).text

@@ -337,11 +337,20 @@ class SpecSource:
         self._budget = budget_chars
         self._tests = tuple(tests)
 
-    def spec(self, code: Mapping[str, str], signals: Sequence[Signal], *, given: bool = False) -> Spec:
+    def spec(
+        self,
+        code: Mapping[str, str],
+        signals: Sequence[Signal],
+        *,
+        given: bool = False,
+        budget_chars: int | None = None,
+    ) -> Spec:
+        """``budget_chars``: this request's share, when a request's total cuts it below the setting's."""
         tests = failing_tests(signals)
         if not tests and given:
             tests = list(self._tests)
-        return build_spec(tests, self._sources, self._budget, code, signals)
+        budget = self._budget if budget_chars is None else max(1, budget_chars)
+        return build_spec(tests, self._sources, budget, code, signals)
 
     def section(
         self,
@@ -350,8 +359,9 @@ class SpecSource:
         fence: Callable[[str, str, str], str],
         *,
         given: bool = False,
+        budget_chars: int | None = None,
     ) -> str:
-        return section(self.spec(code, signals, given=given), fence)
+        return section(self.spec(code, signals, given=given, budget_chars=budget_chars), fence)
 
     def focus(
         self, code: Mapping[str, str], signals: Sequence[Signal], *, given: bool = False

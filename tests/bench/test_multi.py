@@ -94,9 +94,17 @@ def test_the_family_has_three_bugs_in_one_module_and_bugs_in_two_files(suite: Pa
             assert set(task.files) == {"textkit/core.py", "textkit/nums.py"} and set(lines) == set(task.files)
         assert task.visible and not set(task.visible) & set(task.hidden)
         assert sum(len(found) for found in lines.values()) >= len(task.mutation.split("+"))
+    # The two-bug tasks too: each of their bugs keeps a visible failing test (multi.each_shown).
+    two_bugs = [t for t in tasks if t.shape == "multi"]
+    assert two_bugs and all(t.visible for t in two_bugs)
     args = (Settings(), SubprocessRunner(), ENV)
     fixed = run_bench(
-        family, strategies("coderefine"), lambda t, s: OracleModel(t), *args, cache_dir=None, jobs=2
+        [*family, *two_bugs],
+        strategies("coderefine"),
+        lambda t, s: OracleModel(t),
+        *args,
+        cache_dir=None,
+        jobs=2,
     )
     assert all(r.fixed for r in fixed), [r for r in fixed if not r.fixed]
     # The first critic request showed every line the bugs changed (the views put them in focus).
@@ -104,3 +112,26 @@ def test_the_family_has_three_bugs_in_one_module_and_bugs_in_two_files(suite: Pa
     nothing = DoNothingModel()
     none = run_bench(family, strategies("one-shot"), lambda t, s: nothing, *args, cache_dir=None, jobs=2)
     assert not any(r.fixed for r in none)
+
+
+def test_every_bug_keeps_a_visible_failing_test_unless_another_masks_it() -> None:
+    from coderefine.bench.library import SuiteRun, TestOutcome
+    from coderefine.bench.multi import each_shown
+
+    def failing(*nodeids: str) -> SuiteRun:
+        return SuiteRun(tuple(TestOutcome(n, "failed") for n in nodeids), True)
+
+    first, second = failing("t.py::test_a", "t.py::test_b"), failing("t.py::test_c", "t.py::test_d")
+    # The split held back both of the second bug's tests: the first of them comes back.
+    assert each_shown(
+        ["t.py::test_a"], ["t.py::test_b", "t.py::test_d", "t.py::test_c"], [first, second]
+    ) == (
+        ("t.py::test_a", "t.py::test_c"),
+        ("t.py::test_b", "t.py::test_d"),
+    )
+    # Shown already: nothing moves. Masked (none of its tests fails with the others): nothing to move.
+    assert each_shown(["t.py::test_a", "t.py::test_d"], ["t.py::test_b"], [first, second]) == (
+        ("t.py::test_a", "t.py::test_d"),
+        ("t.py::test_b",),
+    )
+    assert each_shown(["t.py::test_a"], [], [first, second]) == (("t.py::test_a",), ())

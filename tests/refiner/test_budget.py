@@ -49,3 +49,8 @@ def test_a_windows_limit_is_counted_at_the_characters_a_token_a_local_tokenizer_
     assert budget.prompt_chars is not None and limit is not None
     assert budget.prompt_chars / 2.96 <= limit * 1.02
     assert budget.author_chars is not None and budget.author_chars / 2.96 <= limit
+
+
+def test_request_tokens_is_the_total_a_critic_or_reviser_request_aims_at() -> None:
+    assert request_budget(Settings(model="claude-sonnet-4-5")).request_chars == 6_000 * CHARS_PER_TOKEN
+    assert request_budget(Settings(model="claude-sonnet-4-5", request_tokens=0)).request_chars is None
