@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from coderefine.project.textfile import source_lines
 from coderefine.pyast import parse_module
+from coderefine.refiner.frames import crashed, innermost_frames, signal_lines
 from coderefine.refiner.outline import FORMS, Definition, Form, definitions_of, outline_of
 from coderefine.signals.base import Signal
 
@@ -79,16 +80,9 @@ def changed_lines(before: str, after: str) -> set[int]:
     return lines
 
 
-def signal_lines(path: str, signals: Iterable[Signal]) -> set[int]:
-    """Lines of ``path`` that signals point at, including the frames of failing tests' tracebacks."""
-    frame = re.compile(rf"(?:^|[\s\"'/]){re.escape(path)}\"?(?::|, line )(\d+)")
-    lines: set[int] = set()
-    for signal in signals:
-        if signal.path == path:
-            lines.update(range(signal.line, max(signal.end_line, signal.line) + 1))
-        if signal.source == "pytest":
-            lines.update(int(m.group(1)) for m in frame.finditer(signal.detail))
-    return {n for n in lines if n > 0}
+def _union(*parts: Mapping[str, Iterable[int]]) -> dict[str, frozenset[int]]:
+    paths = {path for part in parts for path in part}
+    return {path: frozenset(n for part in parts for n in part.get(path, ())) for path in paths}
 
 
 def _merge(spans: Iterable[Span]) -> tuple[Span, ...]:
@@ -213,8 +207,10 @@ def fit_views(
     """``views`` when they fit ``budget_chars``; else excerpts (even of a file under ``context-lines``,
     even covering most of it) around the changed and ``rewritten`` lines, the signals (not info) and the
     definitions the failing tests call (``called``), else without those definitions, else with only
-    the errors among the signals, else with none, else the change and the best suspects alone
-    (``located``, a subset of ``called``); the smallest when none fits. A small local model's
+    the errors among the signals (when every failing test crashed in the code under review: then with
+    only the best suspects, then their innermost frames with the best suspects, then with the change
+    alone), else with no signal, else the change and the best suspects alone (``located``, a subset of
+    ``called``); the smallest when none fits. A small local model's
     8k tokens refused a 900-line module sent whole."""
 
     def size(candidate: Mapping[str, FileView]) -> int:
@@ -234,6 +230,16 @@ def fit_views(
     # definitions. A release of more-itertools' 4,980-line more.py was sent at 11.6k tokens of views.
     errors = [s for s in signals if s.severity == "error"]
     candidates.append(views_for(texts, before, errors, 1, focus, tight=True))
+    if located and crashed(texts, errors):
+        # Every failing test's traceback passes through the code under review: where it passed is the
+        # evidence, before suspects ranked by which tests run them (five suspects of pyflakes 3.0.1's
+        # release, ranked against the four passing tests of one class, hid the three frames the fix is in).
+        # The entry frames (a dispatcher's loop) say least; the innermost, where it raised, most.
+        deep = innermost_frames(texts, errors)
+        best = {p: own.get(p, frozenset()) | frozenset(located.get(p, ())) for p in {*own, *located}}
+        candidates.append(views_for(texts, before, errors, 1, best, tight=True))
+        candidates.append(views_for(texts, before, (), 1, _union(best, deep), tight=True))
+        candidates.append(views_for(texts, before, (), 1, _union(own, deep), tight=True))
     candidates.append(views_for(texts, before, (), 1, focus, tight=True))
     if located:
         # When every definition the failing tests call is too much (a release whose tests call a hundred

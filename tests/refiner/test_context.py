@@ -17,11 +17,11 @@ from coderefine.refiner.context import (
     changed_lines,
     fit_views,
     named_spans,
-    signal_lines,
     view_of,
     views_for,
 )
 from coderefine.refiner.critique import Critique, Issue
+from coderefine.refiner.frames import crashed, signal_lines
 from coderefine.refiner.loop import refine
 from coderefine.refiner.prompting import PromptBuilder
 from coderefine.signals.base import Comparison, Signal
@@ -197,3 +197,31 @@ def test_when_every_definition_the_tests_call_is_too_much_the_best_suspects_are_
     # Without a ranking, nothing fits and the smallest candidate still holds every called definition.
     unranked = fit_views(whole, {"m.py": text}, {}, errors, {}, called, 6_000)["m.py"]
     assert unranked.shown_chars > 6_000
+
+
+def test_when_a_test_crashed_in_the_code_its_innermost_frames_stay_beside_the_best_suspects() -> None:
+    """A traceback through six functions of the module and five suspects ranked against few passing
+    tests: not all fit, and the suspects alone would hide where it raised (pyflakes 3.0.1's release)."""
+    body = "".join(f"    x = x + {n}\n" for n in range(30))
+    text = "".join(f"def f{n}(x):\n{body}    return g(x)\n\n\n" for n in range(40))
+    starts = [i + 1 for i, line in enumerate(text.splitlines()) if line.startswith("def ")]
+    chain = starts[1:7]  # f1 (outermost) .. f6 (where it raised)
+    detail = "tests/test_m.py:3: in test_x\n    f1(1)\n" + "".join(
+        f"m.py:{start + 31}: in f{n}\n    return g(x)\n" for n, start in enumerate(chain, 1)
+    )
+    crash = Signal(
+        "pytest", "tests/test_m.py", 3, 3, "tests/test_m.py::test_x", "boom", "error", detail=detail
+    )
+    suspects = starts[20:25]
+    located = {"m.py": frozenset(n for s in suspects for n in range(s, s + 32))}
+    # Old lint all over the module: the signals, frames and all, do not fit with it.
+    lint = [Signal("ruff", "m.py", s + 3, s + 3, "E501", "long line", "warning") for s in starts[::4]]
+    whole = {"m.py": FileView("m.py", text)}
+    fitted = fit_views(whole, {"m.py": text}, {}, [*lint, crash], {}, located, 5_000, located)["m.py"]
+    assert fitted.shown_chars <= 5_000
+    assert all(fitted.shows(s, s + 31) for s in chain[-3:]), fitted.excerpts
+    assert not all(fitted.shows(s, s + 31) for s in chain)
+    assert fitted.shows(suspects[0], suspects[0] + 31)
+    # An assertion that failed in the test itself has no frame in the code: the suspects are the evidence.
+    failed = Signal("pytest", "tests/test_m.py", 3, 3, "tests/test_m.py::test_x", "assert", "error")
+    assert not crashed({"m.py": text}, [failed]) and crashed({"m.py": text}, [crash])
