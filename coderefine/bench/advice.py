@@ -78,6 +78,14 @@ def not_green(label: str, runs: Sequence[SuiteRun], needs: Declared = NOTHING) -
             f"adding {packages} to --requires (what its tests import, and the pytest plugins whose "
             f"fixtures or async tests they use{why})"
         )
+        # A name the library declares nowhere may be no package at all: pycodestyle's tests import its
+        # repository's `testing/` folder, which its source distribution leaves out.
+        undeclared = [module for module, (_, where) in zip(missing, named, strict=True) if not where]
+        if undeclared:
+            advice.append(
+                f"if {' or '.join(undeclared)} is a folder of the project's repository that its source "
+                "distribution leaves out, building from a checkout with --from PATH"
+            )
     patterns = sorted({e.nodeid.split("::")[0] for e in errors if not _needs_package(e.message)})
     patterns += sorted({f.nodeid for f in failed if not _needs_package(f.message)})[: SHOWN - len(patterns)]
     if patterns:

@@ -175,3 +175,18 @@ def test_a_path_a_failure_names_that_the_sdist_lacks(tmp_path: Path) -> None:
         "1 missing a file the source distribution does not ship (build from a checkout "
         "with --from to keep them), e.g. lib/tests/fixtures/good.yaml"
     )
+
+
+def test_a_missing_module_declared_nowhere_may_be_a_folder_the_sdist_left_out() -> None:
+    """pycodestyle 2.11.0's tests import its repository's `testing/` folder, which its source
+    distribution does not hold: no --requires can bring it, a checkout can."""
+    missing = library.TestOutcome(
+        "tests/test_api.py", "error", "ModuleNotFoundError: No module named 'testing'"
+    )
+    message = not_green("pycodestyle==2.11.0", [SuiteRun((), False, "1 error", (missing,))])
+    assert "try adding testing to --requires" in message
+    assert "if testing is a folder of the project's repository" in message and "--from PATH" in message
+    # A module the library declares is a package: no such aside.
+    yaml = library.TestOutcome("tests/test_config.py", "error", "ModuleNotFoundError: No module named 'yaml'")
+    needs = Declared(extras={"pyyaml": ("PyYAML", "yaml")})
+    assert "--from" not in not_green("lib==1.0", [SuiteRun((), False, "1 error", (yaml,))], needs)
