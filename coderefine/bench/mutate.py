@@ -7,6 +7,7 @@ keeps its exact text. Sites are listed in source order, so a seeded choice among
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -211,12 +212,24 @@ class _Collector(cst.CSTVisitor):
 
 
 def sites(source: str) -> tuple[list[Site], list[FunctionInfo]]:
-    """Every mutation site of ``source`` and every function, in source order."""
+    """Every mutation site of ``source`` and every function, in source order; but for the functions a
+    task could not name: one whose text is in the module more than once (pyflakes' message classes
+    share their ``__init__`` word for word), which no edit of it can be found by, and one whose name
+    another shares (a property's getter and setter)."""
     module = cst.parse_module(source)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     collector = _Collector(module, source)
     wrapper.visit(collector)
-    return collector.sites, collector.functions
+    names = Counter(f.qualname for f in collector.functions)
+    named = {
+        f.qualname
+        for f in collector.functions
+        if names[f.qualname] == 1 and source.count(function_text(source, f)) == 1
+    }
+    return (
+        [s for s in collector.sites if s.function in named],
+        [f for f in collector.functions if f.qualname in named],
+    )
 
 
 def apply(source: str, chosen: list[Site]) -> str:

@@ -90,3 +90,20 @@ def test_remove_body_keeps_signature_and_docstring() -> None:
     assert "def pair" in removed
     with pytest.raises(ValueError, match="no function"):
         remove_body(SOURCE, "missing")
+
+
+def test_a_function_no_edit_could_be_found_by_has_no_mutation_site() -> None:
+    """Two classes share an ``__init__`` word for word (pyflakes' messages), and a property's getter and
+    setter share a name: a task built on either could not say which one it changed."""
+    from coderefine.bench.mutate import sites
+
+    init = "    def __init__(self, loc):\n        self.big = loc > 1\n\n\n"
+    source = (
+        f"class A:\n{init}class B:\n{init}"
+        "class C:\n    @property\n    def size(self):\n        return self._size > 1\n\n"
+        "    @size.setter\n    def size(self, value):\n        self._big = value > 1\n\n\n"
+        "def alone(x):\n    return x > 1\n"
+    )
+    found, functions = sites(source)
+    assert {f.qualname for f in functions} == {"alone"}
+    assert found and {s.function for s in found} == {"alone"}
