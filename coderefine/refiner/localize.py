@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from coderefine.edits.symbols import Symbol, symbols
+from coderefine.refiner.naming import named_after
 from coderefine.signals.base import CallRecord
 from coderefine.signals.related import is_test_file
 
@@ -51,11 +52,19 @@ class Localization:
     # with two or three bugs the tests that fail for the second run a definition that ranks below the
     # first bug's, and a cut at the best score alone left it an outline line.
     covering: tuple[Suspect, ...] = ()
+    # The definitions failing tests are named after, among those they run (``naming.py``), most named
+    # first: a spectrum cannot single out a function the passing tests run too.
+    named: tuple[Suspect, ...] = ()
 
     def top(self, count: int = TOP) -> tuple[Suspect, ...]:
-        """The best ``count`` suspects, then any failing test's own best that they leave out."""
+        """The best ``count`` suspects, then any failing test's own best that they leave out, then the
+        best under review when none of those is."""
         best = self.suspects[:count]
-        return best + tuple(s for s in self.covering if s not in best)[: max(0, count - 2)]
+        chosen = best + tuple(s for s in self.covering if s not in best)[: max(0, count - 2)]
+        chosen += tuple(s for s in self.named if s not in chosen)[: max(0, count - 2)]
+        if any(s.under_review for s in chosen):
+            return chosen
+        return chosen + tuple(s for s in self.suspects if s.under_review)[:1]
 
     def lines(self, texts: Mapping[str, str], count: int = TOP) -> dict[str, frozenset[int]]:
         """The lines of the top suspects under review in ``texts`` (found again by name: a revision
@@ -63,12 +72,14 @@ class Localization:
         that cover the failing tests the best does not run: one that ranks far below is named, not
         shown."""
         found: dict[str, set[int]] = {}
-        best = self.suspects[0].score if self.suspects else 0.0
-        for suspect in self.top(count):
-            if suspect.score < best * NEAR_BEST and suspect not in self.covering:
-                continue
-            if not suspect.under_review or suspect.path not in texts:
-                continue
+        # Ranked among the code under review: only it can be shown, and the change goes there. Suspects
+        # read-only (pyflakes' message classes, built only when a wrong message is reported) can rank
+        # above every one under review, which left the views with nothing the tests point at.
+        ranked = [s for s in self.suspects if s.under_review and s.path in texts]
+        best = ranked[0].score if ranked else 0.0
+        near = [s for s in ranked[:count] if s.score >= best * NEAR_BEST]
+        others = [s for s in (*self.covering, *self.named) if s in ranked and s not in near]
+        for suspect in near + list(dict.fromkeys(others)):
             now = [s for s in symbols(texts[suspect.path]) if s.name == suspect.name]
             start, end = (now[0].line, now[0].end_line) if now else (suspect.start, suspect.end)
             found.setdefault(suspect.path, set()).update(range(start, end + 1))
@@ -76,9 +87,10 @@ class Localization:
 
     def describe(self, suspect: Suspect) -> str:
         where = "" if suspect.under_review else " (not under review: read-only)"
+        named = "; a failing test is named after it" if suspect in self.named else ""
         return (
             f"- {suspect.path}:{suspect.start} {suspect.name}{where}: run by {suspect.failed} of "
-            f"{self.failing} failing tests, {suspect.passed} of {self.passing} passing"
+            f"{self.failing} failing tests, {suspect.passed} of {self.passing} passing{named}"
         )
 
     def section(self, count: int = TOP) -> str:
@@ -136,9 +148,36 @@ def localize(
     }
     suspects = sorted(by_key.values(), key=_rank)
     passed = {key: counts[key][1] for key in by_key}
+    # Each failing test's own suspect is looked for in the code under review when it runs any: a fix
+    # goes there, and a read-only definition covering a test would hide the one that can change.
+    reviewed = [{k for k in keys if k[0] in under_review} for keys in called_by_failing]
+    own = reviewed if any(reviewed) else called_by_failing
     return Localization(
-        tuple(suspects), len(failing), len(passing), _covering(called_by_failing, passed, by_key)
+        tuple(suspects),
+        len(failing),
+        len(passing),
+        _covering(own, passed, by_key),
+        _named(failing, own, by_key),
     )
+
+
+def _named(
+    failing: Sequence[CallRecord],
+    called: Sequence[set[tuple[str, Symbol]]],
+    by_key: Mapping[tuple[str, Symbol], Suspect],
+) -> tuple[Suspect, ...]:
+    """The definitions the failing tests are named after, among those each runs: the most named first,
+    then by rank (at most ``TOP``)."""
+    votes: dict[tuple[str, Symbol], int] = {}
+    for run, keys in zip(failing, called, strict=True):
+        by_name: dict[str, list[tuple[str, Symbol]]] = {}
+        for key in keys:
+            by_name.setdefault(key[1].name.rsplit(".", 1)[-1], []).append(key)
+        for name in named_after(run.nodeid, by_name):
+            for key in by_name[name]:
+                votes[key] = votes.get(key, 0) + 1
+    ranked = sorted(votes, key=lambda key: (-votes[key], _rank(by_key[key])))
+    return tuple(by_key[key] for key in ranked[:TOP])
 
 
 def _covering(

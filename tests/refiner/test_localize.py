@@ -79,3 +79,22 @@ def test_the_failing_tests_the_best_suspect_does_not_explain_point_at_the_second
     lines = found.lines({"pkg/mod.py": MOD})["pkg/mod.py"]
     assert {6, 7, 8, 11, 12} <= lines and 1 not in lines  # the helper every test calls stays an outline line
     assert "pkg/mod.py:11 opened" in found.section()
+
+
+def test_read_only_suspects_ranked_first_leave_the_best_under_review_in_view() -> None:
+    """pyflakes: the message classes a wrong report builds run only in failing tests and outrank every
+    definition of the checker under review, where the bug is and the only code a view can show."""
+    messages = "".join(f"class M{n}:\n    def __init__(self):\n        pass\n\n\n" for n in range(6))
+    read = {"pkg/messages.py": messages}.get
+    runs = [
+        calls("t::a", True, *(("pkg/messages.py", 2 + 5 * n) for n in range(6)), ("pkg/mod.py", 6)),
+        calls("t::b", True, ("pkg/mod.py", 1), ("pkg/mod.py", 6)),
+        *(calls(f"t::p{n}", False, ("pkg/mod.py", 1), ("pkg/mod.py", 6)) for n in range(5)),
+    ]
+    found = localize(runs, read, ["pkg/mod.py"], {"pkg/mod.py": MOD})
+    assert not any(s.under_review for s in found.suspects[:5])
+    # The best under review is named, and its lines are what a view keeps whole.
+    assert "pkg/mod.py:6 Box.shut" in found.section()
+    assert 8 in found.lines({"pkg/mod.py": MOD})["pkg/mod.py"]
+    # Each failing test's own suspect is looked for under review: Box.shut covers both.
+    assert [s.name for s in found.covering] == ["Box.shut"]
