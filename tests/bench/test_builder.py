@@ -99,3 +99,25 @@ def test_a_run_cut_short_by_its_own_limit_is_run_again_with_more_time(
     run = builder.failing("lib.py", LIBRARY.replace("total += n", "total += n + 1"))
     assert run is not None and run.failed() == {"test_lib.py::test_loop"}
     assert limits[1] > limits[0]
+
+
+def test_a_failing_test_named_like_a_visible_one_is_not_held_back() -> None:
+    """pyflakes' test_doctests.py reruns every class of test_undefined_names.py under a doctest mixin:
+    deleting the held-back base test deleted the visible one that inherits it, and the task's bug had
+    no failing test left."""
+    import random
+    from types import SimpleNamespace
+
+    from coderefine.bench.builder import Builder
+    from coderefine.bench.library import SuiteRun, TestOutcome
+
+    failed = [f"t/test_{n}.py::Test::test_case{n}" for n in range(8)] + [
+        "t/test_names.py::Test::test_augmented",
+        "t/test_doctests.py::TestNames::test_augmented",
+    ]
+    run = SuiteRun(tuple(TestOutcome(n, "failed") for n in failed), True)
+    for seed in range(20):
+        visible, hidden = Builder.split(SimpleNamespace(rng=random.Random(seed)), run)  # type: ignore[arg-type]
+        assert visible and set(visible) | set(hidden) == set(failed)
+        augmented = [n for n in hidden if n.endswith("::test_augmented")]
+        assert not augmented or len(augmented) == 2  # held back together, or neither
