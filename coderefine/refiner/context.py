@@ -206,10 +206,10 @@ def fit_views(
 ) -> dict[str, FileView]:
     """``views`` when they fit ``budget_chars``; else excerpts (even of a file under ``context-lines``,
     even covering most of it) around the changed and ``rewritten`` lines, the signals (not info) and the
-    definitions the failing tests call (``called``), else without those definitions, else with only
+    definitions the failing tests call (``called``), else with only the best of those, else with only
     the errors among the signals (when every failing test crashed in the code under review: then with
-    only the best suspects, then their innermost frames with the best suspects, then with the change
-    alone), else with no signal, else the change and the best suspects alone (``located``, a subset of
+    only the best suspects, then their innermost frames with the best suspects, then those frames with
+    the change), else with no signal, else the change and the best suspects alone (``located``, a subset of
     ``called``); the smallest when none fits. A small local model's
     8k tokens refused a 900-line module sent whole."""
 
@@ -223,8 +223,12 @@ def fit_views(
     focus = {p: own.get(p, frozenset()) | frozenset(called.get(p, ())) for p in {*own, *called}}
     # Formatting and other info-level signals can be all over a file: they do not earn a place here.
     weighty = [s for s in signals if s.severity != "info"]
+    # The change's own lines and the best suspects by rank: what no candidate but the last drops. Without
+    # them a candidate of the signals alone held nothing when the tests failed at their own asserts
+    # (more-itertools, two bugs: the header and an outline were chosen, both bugs hidden).
+    best = _union(own, located or {})
     candidates = [views, views_for(texts, before, weighty, 1, focus, tight=True)]
-    candidates.append(views_for(texts, before, weighty, 1, own, tight=True))
+    candidates.append(views_for(texts, before, weighty, 1, best, tight=True))
     # Lint all over a module (a whole file's old warnings) can take the budget by itself: then only
     # the errors (failing tests, syntax) focus the views, then nothing but the change and the tests'
     # definitions. A release of more-itertools' 4,980-line more.py was sent at 11.6k tokens of views.
@@ -236,7 +240,6 @@ def fit_views(
         # release, ranked against the four passing tests of one class, hid the three frames the fix is in).
         # The entry frames (a dispatcher's loop) say least; the innermost, where it raised, most.
         deep = innermost_frames(texts, errors)
-        best = {p: own.get(p, frozenset()) | frozenset(located.get(p, ())) for p in {*own, *located}}
         candidates.append(views_for(texts, before, errors, 1, best, tight=True))
         candidates.append(views_for(texts, before, (), 1, _union(best, deep), tight=True))
         candidates.append(views_for(texts, before, (), 1, _union(own, deep), tight=True))
@@ -246,7 +249,6 @@ def fit_views(
         # definitions of pyparsing's 6,227-line core.py, their tracebacks ending all over it), the best
         # suspects by rank and the change's own lines: a choice among the evidence, not the change alone
         # (which hid a second and third bug, `localized` 7 of 8 -> 3 of 8 on more-itertools).
-        best = {p: own.get(p, frozenset()) | frozenset(located.get(p, ())) for p in {*own, *located}}
         candidates.append(views_for(texts, before, (), 1, best, tight=True))
     # Each with its outline in the fullest form that fits before the next drops code from focus: the
     # map of a long module can cost more than the code the evidence points at.
