@@ -35,10 +35,12 @@ def words(name: str) -> frozenset[str]:
     return frozenset(w.lower() for w in _WORD.findall(name) if len(w) >= 3 and w.lower() not in _STOP)
 
 
-def words_of_test(nodeid: str) -> frozenset[str]:
-    """The words of a test id's classes and function (``file::Class::test_name[param]``)."""
-    parts = nodeid.split("::")[1:]
-    return frozenset().union(*(words(part.split("[", 1)[0]) for part in parts)) if parts else frozenset()
+def words_of_test(nodeid: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The words of a test id's function, and of its classes (``file::Class::test_name[param]``)."""
+    parts = [part.split("[", 1)[0] for part in nodeid.split("::")[1:]]
+    if not parts:
+        return frozenset(), frozenset()
+    return words(parts[-1]), frozenset().union(*(words(part) for part in parts[:-1]))
 
 
 def shared(test: Iterable[str], definition: Iterable[str]) -> int:
@@ -67,11 +69,15 @@ MAX_TIED = 3
 
 def named_after(nodeid: str, names: Iterable[str]) -> list[str]:
     """Of ``names`` (definitions the test ``nodeid`` runs, by their own names), those it is named after:
-    the best match, when at most ``MAX_TIED`` share it."""
-    wanted = words_of_test(nodeid)
-    if not wanted:
-        return []
-    scored = {name: shared(wanted, words(name)) for name in names}
-    best = max(scored.values(), default=0)
-    tied = [name for name, score in scored.items() if score == best]
-    return tied if best and len(tied) <= MAX_TIED else []
+    the best match of the test function's words (its class's when they match none: ``CheckTests`` is
+    about ``check``, ``TestUnusedAssignment::test_exceptWithoutName`` about ``EXCEPTHANDLER``), when at
+    most ``MAX_TIED`` share it."""
+    own, family = words_of_test(nodeid)
+    names = list(names)
+    for wanted in (own, family):
+        scored = {name: shared(wanted, words(name)) for name in names}
+        best = max(scored.values(), default=0)
+        if best:
+            tied = [name for name, score in scored.items() if score == best]
+            return tied if len(tied) <= MAX_TIED else []
+    return []
