@@ -79,7 +79,7 @@ def refine(
     # When tests fail, where they point decides what every request of the run shows first.
     run.localize(texts, initial)
     whole = [f.path for f in change.files if f.kind == "whole"]
-    run.prompts.context = run.showing.context = preexisting(initial.comparison, whole)
+    run.prompts.context = preexisting(initial.comparison, whole)
 
     def faults(comparison: Comparison) -> Comparison:
         return dataclasses.replace(comparison, introduced=split_context(comparison, run.prompts.context)[0])

@@ -8,7 +8,6 @@ reviser's excerpts of the lines a critique names and for the definitions a model
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 from collections.abc import Iterable, Mapping
 
@@ -16,7 +15,6 @@ from coderefine.models.windows import DIFF_ALLOWANCE, FLOOR
 from coderefine.refiner.budget import RequestBudget
 from coderefine.refiner.context import OUTLINE_SHARE, FileView, fit_views, mapped, views_for
 from coderefine.refiner.localize import Localization
-from coderefine.refiner.signal_section import split_context
 from coderefine.refiner.spec import CHARS_PER_TOKEN, SpecSource
 from coderefine.signals.base import Comparison, Signal, touched_lines
 
@@ -47,8 +45,6 @@ class Showing:
         self.shown: dict[str, FileView] = {}
         # Where the failing tests point (``localize.py``): None until tests fail and their calls are known.
         self.localization: Localization | None = None
-        # The lint of the files reviewed whole as the run found it (``signal_section.preexisting``).
-        self.context: tuple[Signal, ...] = ()
 
     def located(self, texts: Mapping[str, str], comparison: Comparison) -> dict[str, frozenset[int]]:
         """The lines of the definitions the failing tests point at, while tests still fail."""
@@ -67,12 +63,6 @@ class Showing:
             # The model answers with every line of each file: it must be shown every line.
             self.shown = {p: FileView(p, t) for p, t in texts.items()}
             return self.shown
-        if self.context and any(is_test_failure(s) for s in comparison.introduced):
-            # While tests fail the views are for their evidence: the lint a file had before the run is
-            # context (listed where the views show it), and four old warnings of pyflakes' 2,200-line
-            # checker.py took half the views of a two-bug task whose bugs they left out.
-            faults = split_context(comparison, self.context)[0]
-            comparison = dataclasses.replace(comparison, introduced=faults)
         rewritten = {
             p: touched_lines(self.original[p], t)
             for p, t in texts.items()

@@ -66,35 +66,3 @@ def test_the_revisers_named_lines_take_what_the_views_leave_of_the_code_budget()
     )[0]
     assert views + len(unseen) <= max(budget, views + 4_000) + 200
     assert "not shown to keep this request short" in message and "(in `f58`)" in message
-
-
-def test_while_tests_fail_the_lint_a_file_had_before_the_run_does_not_choose_its_views() -> None:
-    """Old warnings of a file reviewed whole are context: while tests fail, the views are for the
-    failures' evidence (four of them took half the views of a pyflakes task whose bugs they hid)."""
-    from coderefine.signals.base import Signal
-
-    text = module_of(60, set())
-    assert text.count("\n") > 400
-    lines = text.splitlines()
-    lint_line = lines.index("def f5(a, b):") + 2
-    frame = lines.index("def f40(a, b):") + 1
-    lint = Signal("ruff", "mod.py", lint_line, lint_line, "E501", "long line", "warning")
-    failing = Signal(
-        "pytest",
-        "tests/test_mod.py",
-        3,
-        3,
-        "tests/test_mod.py::test_f",
-        "boom",
-        "error",
-        detail=f"mod.py:{frame}: in f40\nE   boom",
-    )
-    comparison = Comparison((lint, failing), (), (), ())
-    session = session_for(text, text, "claude-sonnet-4-5")
-    assert session.showing.views({"mod.py": text}, comparison)["mod.py"].shows(lint_line, lint_line)
-    session.showing.context = (lint,)
-    view = session.showing.views({"mod.py": text}, comparison)["mod.py"]
-    assert view.shows(frame, frame) and not view.shows(lint_line, lint_line)
-    # With no failing test the lint is the work: it chooses the views again.
-    only_lint = Comparison((lint,), (), (), ())
-    assert session.showing.views({"mod.py": text}, only_lint)["mod.py"].shows(lint_line, lint_line)
