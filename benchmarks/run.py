@@ -25,6 +25,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from benchmarks.common import Row, render  # noqa: E402
 from benchmarks.costs import bench_calls, bench_context, bench_suite_calls, bench_tokens  # noqa: E402
+from benchmarks.localize_run import bench_localize  # noqa: E402
 from benchmarks.spec_calls import bench_spec  # noqa: E402
 from benchmarks.speed import bench_check, bench_gate, bench_hook, bench_round, bench_startup  # noqa: E402
 
@@ -104,6 +105,7 @@ BENCHMARKS: dict[str, Callable[[int], list[Row]]] = {
     "suite-calls": bench_suite_calls,
     "context": bench_context,
     "spec": bench_spec,
+    "localize": bench_localize,
 }
 
 

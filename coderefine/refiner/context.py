@@ -206,11 +206,11 @@ def fit_views(
 ) -> dict[str, FileView]:
     """``views`` when they fit ``budget_chars``; else excerpts (even of a file under ``context-lines``,
     even covering most of it) around the changed and ``rewritten`` lines, the signals (not info) and the
-    definitions the failing tests call (``called``), else with only the best of those, else with only
-    the errors among the signals (when every failing test crashed in the code under review: then with
-    only the best suspects, then their innermost frames with the best suspects, then those frames with
-    the change), else with no signal, else the change and the best suspects alone (``located``, a subset of
-    ``called``); the smallest when none fits. A small local model's
+    definitions the failing tests call (``called``), else with only the best of those (the best
+    suspects, ``located``, and when every failing test crashed in the code under review, its innermost
+    frames), else with only the errors among the signals (after a crash: then with only the best, then
+    with no signal, then the frames with the change alone), else with no signal, else the change and the
+    best suspects alone; the smallest when none fits. A small local model's
     8k tokens refused a 900-line module sent whole."""
 
     def size(candidate: Mapping[str, FileView]) -> int:
@@ -223,33 +223,39 @@ def fit_views(
     focus = {p: own.get(p, frozenset()) | frozenset(called.get(p, ())) for p in {*own, *called}}
     # Formatting and other info-level signals can be all over a file: they do not earn a place here.
     weighty = [s for s in signals if s.severity != "info"]
-    # The change's own lines and the best suspects by rank: what no candidate but the last drops. Without
-    # them a candidate of the signals alone held nothing when the tests failed at their own asserts
-    # (more-itertools, two bugs: the header and an outline were chosen, both bugs hidden).
-    best = _union(own, located or {})
-    candidates = [views, views_for(texts, before, weighty, 1, focus, tight=True)]
-    candidates.append(views_for(texts, before, weighty, 1, best, tight=True))
     # Lint all over a module (a whole file's old warnings) can take the budget by itself: then only
     # the errors (failing tests, syntax) focus the views, then nothing but the change and the tests'
     # definitions. A release of more-itertools' 4,980-line more.py was sent at 11.6k tokens of views.
     errors = [s for s in signals if s.severity == "error"]
+    # Every failing test's traceback passes through the code under review: where it passed is evidence
+    # as strong as the suspects ranked by which tests run them (five suspects of pyflakes 3.0.1's
+    # release, ranked against the four passing tests of one class, hid the three frames the fix is in;
+    # with the suspects tied, a view of the header and one named method was chosen, the frames left
+    # out). The entry frames (a dispatcher's loop) say least; the innermost, where it raised, most.
+    deep = innermost_frames(texts, errors) if located and crashed(texts, errors) else {}
+    # The change's own lines and the best suspects by rank: what no candidate but the last drops. Without
+    # them a candidate of the signals alone held nothing when the tests failed at their own asserts
+    # (more-itertools, two bugs: the header and an outline were chosen, both bugs hidden).
+    ranked = _union(own, located or {})
+    best = _union(ranked, deep)
+    candidates = [views, views_for(texts, before, weighty, 1, focus, tight=True)]
+    candidates.append(views_for(texts, before, weighty, 1, best, tight=True))
     candidates.append(views_for(texts, before, errors, 1, focus, tight=True))
-    if located and crashed(texts, errors):
-        # Every failing test's traceback passes through the code under review: where it passed is the
-        # evidence, before suspects ranked by which tests run them (five suspects of pyflakes 3.0.1's
-        # release, ranked against the four passing tests of one class, hid the three frames the fix is in).
-        # The entry frames (a dispatcher's loop) say least; the innermost, where it raised, most.
-        deep = innermost_frames(texts, errors)
+    if deep:
         candidates.append(views_for(texts, before, errors, 1, best, tight=True))
-        candidates.append(views_for(texts, before, (), 1, _union(best, deep), tight=True))
+        candidates.append(views_for(texts, before, (), 1, best, tight=True))
         candidates.append(views_for(texts, before, (), 1, _union(own, deep), tight=True))
+        # The frames' and the suspects' definitions alone, without the helpers they call: pyflakes
+        # 3.0.1's frames with their neighbours passed the budget, and the header with one suspect was
+        # sent with two thirds of the budget unused.
+        candidates.append(views_for(texts, before, (), 1, own, tight=True, plain=best))
     candidates.append(views_for(texts, before, (), 1, focus, tight=True))
     if located:
         # When every definition the failing tests call is too much (a release whose tests call a hundred
         # definitions of pyparsing's 6,227-line core.py, their tracebacks ending all over it), the best
         # suspects by rank and the change's own lines: a choice among the evidence, not the change alone
         # (which hid a second and third bug, `localized` 7 of 8 -> 3 of 8 on more-itertools).
-        candidates.append(views_for(texts, before, (), 1, best, tight=True))
+        candidates.append(views_for(texts, before, (), 1, ranked, tight=True))
     # Each with its outline in the fullest form that fits before the next drops code from focus: the
     # map of a long module can cost more than the code the evidence points at.
     tried = [

@@ -2,15 +2,16 @@
 beside them (spectrum-based fault localization, by the Ochiai coefficient).
 
 A definition every failing test calls and no passing test does is the first place a fix goes; one that
-every test calls (a constructor, a shared helper) says little. Coverage is by definition, not by line:
-what a request can show whole, and what the test run records cheaply (``CallRecord``, a profile hook
-in the one run that asks for it).
+every test calls (a constructor, a shared helper) says little. Suspects are definitions, what a
+request can show whole (``CallRecord``, recorded in the one run that asks for it); where that run also
+recorded the lines of the files under review, a definition scores as its best line: a branch only the
+failing tests take, in a handler every test runs.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -24,6 +25,7 @@ TOP = 5  # definitions named in a request
 # (137 tests fail) the top five were all helpers every failing test calls, and showing them whole took
 # the critic's call from 5.3k to 7.2k tokens; the first two (0.92 and 0.90) are the ones that matter.
 NEAR_BEST = 0.9
+TIED = 3  # suspects that tie for a failing test's best, all kept
 TEST_FOLDERS = frozenset({"tests", "test", "testing"})
 
 
@@ -37,8 +39,13 @@ class Suspect:
     end: int
     failed: int
     passed: int
-    score: float  # Ochiai: failed / sqrt(all failing * (failed + passed))
+    score: float  # Ochiai: failed / sqrt(all failing * (failed + passed)), of its best line when higher
     under_review: bool
+    # Its line that only (or mostly) failing tests ran, when that line scores above the definition:
+    # the line, and how many failing and passing tests ran it (0 when the definition is its best).
+    line: int = 0
+    line_failed: int = 0
+    line_passed: int = 0
 
 
 @dataclass(frozen=True)
@@ -56,13 +63,22 @@ class Localization:
     # first: a spectrum cannot single out a function the passing tests run too.
     named: tuple[Suspect, ...] = ()
 
+    def tied(self, count: int = TOP) -> tuple[Suspect, ...]:
+        """The suspects under review tied at the best score, when more than ``count`` are: the tests'
+        coverage singles none of them out (pyflakes 3.0.1: one failing test beside four passing runs
+        dozens of the checker's methods that no passing test runs), so none is shown or named for it."""
+        ranked = [s for s in self.suspects if s.under_review]
+        tie = tuple(s for s in ranked if s.score == ranked[0].score) if ranked else ()
+        return tie if len(tie) > count else ()
+
     def top(self, count: int = TOP) -> tuple[Suspect, ...]:
         """The best ``count`` suspects, then any failing test's own best that they leave out, then the
         best under review when none of those is."""
-        best = self.suspects[:count]
+        tied = self.tied(count)
+        best = tuple(s for s in self.suspects if s not in tied)[:count]
         chosen = best + tuple(s for s in self.covering if s not in best)[: max(0, count - 2)]
         chosen += tuple(s for s in self.named if s not in chosen)[: max(0, count - 2)]
-        if any(s.under_review for s in chosen):
+        if any(s.under_review for s in chosen) or tied:
             return chosen
         return chosen + tuple(s for s in self.suspects if s.under_review)[:1]
 
@@ -77,7 +93,7 @@ class Localization:
         # above every one under review, which left the views with nothing the tests point at.
         ranked = [s for s in self.suspects if s.under_review and s.path in texts]
         best = ranked[0].score if ranked else 0.0
-        near = [s for s in ranked[:count] if s.score >= best * NEAR_BEST]
+        near = [] if self.tied(count) else [s for s in ranked[:count] if s.score >= best * NEAR_BEST]
         others = [s for s in (*self.covering, *self.named) if s in ranked and s not in near]
         for suspect in near + list(dict.fromkeys(others)):
             now = [s for s in symbols(texts[suspect.path]) if s.name == suspect.name]
@@ -88,26 +104,43 @@ class Localization:
     def describe(self, suspect: Suspect) -> str:
         where = "" if suspect.under_review else " (not under review: read-only)"
         named = "; a failing test is named after it" if suspect in self.named else ""
+        line = (
+            f"; its line {suspect.line} by {suspect.line_failed} failing, {suspect.line_passed} passing"
+            if suspect.line
+            else ""
+        )
         return (
             f"- {suspect.path}:{suspect.start} {suspect.name}{where}: run by {suspect.failed} of "
-            f"{self.failing} failing tests, {suspect.passed} of {self.passing} passing{named}"
+            f"{self.failing} failing tests, {suspect.passed} of {self.passing} passing{line}{named}"
         )
 
     def section(self, count: int = TOP) -> str:
         """The request's lines on where the failing tests point ("" when nothing does)."""
-        top = self.top(count)
-        if not top:
+        top, tied = self.top(count), self.tied(count)
+        rows = [self.describe(s) for s in top]
+        if tied:
+            first = tied[0]
+            rows.append(
+                f"- {len(tied)} definitions under review tie for the best (run by {first.failed} of "
+                f"{self.failing} failing tests, {first.passed} of {self.passing} passing, such as "
+                f"{first.name}): the tests' coverage does not single one out"
+            )
+        if not rows:
             return ""
-        rows = "\n".join(self.describe(s) for s in top)
         return (
             "Where the failing tests point (the definitions they call, ranked against the passing tests "
-            "of the same files; a definition every test calls says little):\n" + rows
+            "of the same files; a definition every test calls says little):\n" + "\n".join(rows)
         )
 
 
 def is_test_code(path: str) -> bool:
     parts = PurePosixPath(path).parts
     return is_test_file(path) or parts[-1:] == ("conftest.py",) or bool(TEST_FOLDERS & set(parts[:-1]))
+
+
+Key = tuple[str, Symbol]
+# A definition (line 0) or one line of it: the units the tests' coverage is counted by.
+Unit = tuple[Key, int]
 
 
 def localize(
@@ -117,60 +150,78 @@ def localize(
     texts: Mapping[str, str] | None = None,
 ) -> Localization:
     """Rank the functions (and methods) of the project's code that the failing tests of ``runs`` call.
-    ``read`` gives a project file's text; ``texts`` the files under review as they are now."""
+    ``read`` gives a project file's text; ``texts`` the files under review as they are now. A definition
+    scores as its best line does when the runs recorded lines (only of the files under review): a
+    branch only the failing tests take in a handler every test calls."""
     failing = [r for r in runs if r.failed]
     passing = [r for r in runs if not r.failed]
     if not failing:
         return Localization((), 0, len(passing))
     definitions: dict[str, list[Symbol]] = {}
-    counts: dict[tuple[str, Symbol], list[int]] = {}
-    called_by_failing: list[set[tuple[str, Symbol]]] = []
+    counts: dict[Unit, list[int]] = {}
+    run_by_failing: list[set[Unit]] = []
     for index, group in enumerate((failing, passing)):
         for run in group:
-            keys = _definitions_of(run.called, definitions, read, texts or {})
+            units = _units_of(run, definitions, read, texts or {})
             if index == 0:
-                called_by_failing.append(keys)
-            for symbol_key in keys:
-                counts.setdefault(symbol_key, [0, 0])[index] += 1
-    by_key = {
-        key: Suspect(
-            key[0],
-            key[1].name,
-            key[1].line,
-            key[1].end_line,
-            failed,
-            passed,
-            failed / math.sqrt(len(failing) * (failed + passed)),
-            key[0] in under_review,
-        )
-        for key, (failed, passed) in counts.items()
-        if failed
-    }
+                run_by_failing.append(units)
+            for unit in units:
+                counts.setdefault(unit, [0, 0])[index] += 1
+    passed = {unit: counts[unit][1] for unit in counts}
+    score = {unit: _ochiai(failed, len(failing), passed[unit]) for unit, (failed, _) in counts.items()}
+    # Per definition its best unit: a line only when it scores above the whole definition.
+    best: dict[Key, Unit] = {}
+    for unit in sorted(score, key=lambda u: (-score[u], u[1])):
+        if unit[0] not in best and (unit[0], 0) in counts and score[unit] > 0:
+            best[unit[0]] = unit
+    by_key = {key: _suspect(unit, counts, score[unit], key[0] in under_review) for key, unit in best.items()}
     suspects = sorted(by_key.values(), key=_rank)
-    passed = {key: counts[key][1] for key in by_key}
     # Each failing test's own suspect is looked for in the code under review when it runs any: a fix
     # goes there, and a read-only definition covering a test would hide the one that can change.
-    reviewed = [{k for k in keys if k[0] in under_review} for keys in called_by_failing]
-    own = reviewed if any(reviewed) else called_by_failing
+    reviewed = [{u for u in units if u[0][0] in under_review and u[0] in by_key} for units in run_by_failing]
+    own = reviewed if any(reviewed) else [{u for u in units if u[0] in by_key} for units in run_by_failing]
     return Localization(
         tuple(suspects),
         len(failing),
         len(passing),
         _covering(own, passed, by_key),
-        _named(failing, own, by_key),
+        _named(failing, [{u[0] for u in units} for units in own], by_key),
+    )
+
+
+def _ochiai(failed: int, failing: int, passed: int) -> float:
+    return failed / math.sqrt(failing * (failed + passed))
+
+
+def _suspect(best: Unit, counts: Mapping[Unit, list[int]], score: float, under_review: bool) -> Suspect:
+    (path, symbol), line = best
+    failed, passed = counts[((path, symbol), 0)]
+    line_failed, line_passed = counts[best] if line else (0, 0)
+    return Suspect(
+        path,
+        symbol.name,
+        symbol.line,
+        symbol.end_line,
+        failed,
+        passed,
+        score,
+        under_review,
+        line,
+        line_failed,
+        line_passed,
     )
 
 
 def _named(
     failing: Sequence[CallRecord],
-    called: Sequence[set[tuple[str, Symbol]]],
-    by_key: Mapping[tuple[str, Symbol], Suspect],
+    called: Sequence[set[Key]],
+    by_key: Mapping[Key, Suspect],
 ) -> tuple[Suspect, ...]:
     """The definitions the failing tests are named after, among those each runs: the most named first,
     then by rank (at most ``TOP``)."""
-    votes: dict[tuple[str, Symbol], int] = {}
+    votes: dict[Key, int] = {}
     for run, keys in zip(failing, called, strict=True):
-        by_name: dict[str, list[tuple[str, Symbol]]] = {}
+        by_name: dict[str, list[Key]] = {}
         for key in keys:
             by_name.setdefault(key[1].name.rsplit(".", 1)[-1], []).append(key)
         for name in named_after(run.nodeid, by_name):
@@ -181,27 +232,41 @@ def _named(
 
 
 def _covering(
-    called_by_failing: Sequence[set[tuple[str, Symbol]]],
-    passed: Mapping[tuple[str, Symbol], int],
-    by_key: Mapping[tuple[str, Symbol], Suspect],
+    run_by_failing: Sequence[set[Unit]],
+    passed: Mapping[Unit, int],
+    by_key: Mapping[Key, Suspect],
 ) -> tuple[Suspect, ...]:
     """The best suspect, then again among the failing tests that do not run it, until every failing
     test runs one of them (at most ``TOP``). A failing test runs its fault, so tests that do not run
     the first suspect fail for another: with two bugs, the second's tests rank it first among them."""
     chosen: list[Suspect] = []
-    left = [keys for keys in called_by_failing if keys]
+    left = [units for units in run_by_failing if units]
     while left and len(chosen) < TOP:
-        failed: dict[tuple[str, Symbol], int] = {}
-        for keys in left:
-            for key in keys:
-                failed[key] = failed.get(key, 0) + 1
-        candidates = list(failed)
-        score = [failed[k] / math.sqrt(len(left) * (failed[k] + passed[k])) for k in candidates]
-        first = min((-score[i], *_rank(by_key[k])[1:], i) for i, k in enumerate(candidates))
-        best = candidates[first[-1]]
-        chosen.append(by_key[best])
-        left = [keys for keys in left if best not in keys]
-    return tuple(chosen)
+        failed: dict[Unit, int] = {}
+        for units in left:
+            for unit in units:
+                failed[unit] = failed.get(unit, 0) + 1
+        whole: dict[Key, float] = {}
+        branch: dict[Key, float] = {}
+        for unit, count in failed.items():
+            scores = branch if unit[1] else whole
+            scores[unit[0]] = max(scores.get(unit[0], 0.0), _ochiai(count, len(left), passed[unit]))
+        if not whole:  # lines of a generator started before the test: no call of it recorded
+            break
+        best = min(whole, key=lambda k: (-whole[k], *_rank(by_key[k])[1:]))
+        # More tied for the best than a view could show: none of them is evidence.
+        picks = [best] if sum(whole[k] == whole[best] for k in whole) <= TOP else []
+        # A line only these failing tests ran that scores above the best definition: a branch every
+        # passing test skips. Beside the best, not instead of it: one failing test alone runs many
+        # lines no passing test runs (1.0 each), so the ties are kept too, and a fault that dropped a
+        # line leaves no line to find.
+        top = max(branch.values(), default=0.0)
+        if top > whole[best]:
+            tied = sorted((k for k in branch if branch[k] == top), key=lambda k: _rank(by_key[k])[1:])
+            picks += tied[:TIED]
+        chosen.extend(by_key[k] for k in dict.fromkeys(picks) if by_key[k] not in chosen)
+        left = [units for units in left if (best, 0) not in units]
+    return tuple(chosen[:TOP])
 
 
 def _rank(suspect: Suspect) -> tuple[float, int, bool, int, str, int]:
@@ -211,23 +276,25 @@ def _rank(suspect: Suspect) -> tuple[float, int, bool, int, str, int]:
     return (-s.score, s.passed, not s.under_review, s.end - s.start, s.path, s.start)
 
 
-def _definitions_of(
-    called: Iterable[tuple[str, int]],
+def _units_of(
+    run: CallRecord,
     cache: dict[str, list[Symbol]],
     read: Callable[[str], str | None],
     texts: Mapping[str, str],
-) -> set[tuple[str, Symbol]]:
-    """The innermost function holding each called code object's first line (a lambda or a
-    comprehension counts for the function it is written in; module code for none)."""
-    found: set[tuple[str, Symbol]] = set()
-    for path, line in called:
-        if is_test_code(path):
-            continue
-        if path not in cache:
-            text = texts.get(path)
-            text = read(path) if text is None else text
-            cache[path] = [s for s in symbols(text or "") if s.kind == "function"]
-        holding = [s for s in cache[path] if s.line <= line <= s.end_line]
-        if holding:
-            found.add((path, max(holding, key=lambda s: s.line)))
+) -> set[Unit]:
+    """The definitions ``run`` called, as the innermost function holding each called code object's
+    first line (a lambda or a comprehension counts for the function it is written in; module code for
+    none), and the lines it ran, each with the innermost function holding it."""
+    found: set[Unit] = set()
+    for places, whole in ((run.called, True), (run.lines, False)):
+        for path, line in places:
+            if is_test_code(path):
+                continue
+            if path not in cache:
+                text = texts.get(path)
+                text = read(path) if text is None else text
+                cache[path] = [s for s in symbols(text or "") if s.kind == "function"]
+            holding = [s for s in cache[path] if s.line <= line <= s.end_line]
+            if holding:
+                found.add(((path, max(holding, key=lambda s: s.line)), 0 if whole else line))
     return found

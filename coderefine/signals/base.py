@@ -70,6 +70,9 @@ class CallRecord:
     nodeid: str
     failed: bool
     called: frozenset[tuple[str, int]]
+    # The lines it ran of the files under review: a branch only failing tests take, in a definition
+    # every test calls.
+    lines: frozenset[tuple[str, int]] = frozenset()
 
 
 @dataclass(frozen=True)

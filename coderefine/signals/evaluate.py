@@ -286,11 +286,14 @@ class Evaluator:
         tests with a profile hook, made only to localize a failure (``signals/localize.py``)."""
         if not self._settings.tests or not test_files:
             return ()
-        return self._start_tests("candidate", self._data(texts), test_files, calls=True).result().calls
+        lines = sorted(texts)
+        return self._start_tests("candidate", self._data(texts), test_files, lines).result().calls
 
     def _start_tests(
-        self, which: str, data: Mapping[str, bytes], tests: Sequence[str], calls: bool = False
+        self, which: str, data: Mapping[str, bytes], tests: Sequence[str], calls: Sequence[str] | None = None
     ) -> Future[SignalSet]:
+        """A run of ``tests`` on ``data`` in the tree ``which``; with ``calls``, one that records the
+        functions each test calls and the lines it runs of the files ``calls`` names."""
         if not self._settings.tests:
             skipped = SignalSet((), (SourceStatus("pytest", "skipped", "tests are turned off"),))
         elif not tests:
@@ -321,10 +324,13 @@ class Evaluator:
                 if running is not None:
                     wait([running])
                 self._trees.write(which, data, self.tests)
-            if calls:
-                collect = self._pytest.collect
+            if calls is not None:
+                collect, lines = self._pytest.collect, list(calls)
                 run = self._pool.submit(
-                    self._trees.collect, which, list(tests), lambda tree, run: collect(tree, run, calls=True)
+                    self._trees.collect,
+                    which,
+                    list(tests),
+                    lambda tree, run: collect(tree, run, calls=True, lines=lines),
                 )
             elif which == "candidate" and self.selection.describe():
                 run = self._pool.submit(self._labelled, which, list(tests))

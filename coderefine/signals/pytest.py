@@ -57,9 +57,12 @@ class PytestSignals:
         self._environ = dict(environ)
         self._warm = warm if tuple(config.command) == DEFAULT_COMMAND else None
 
-    def collect(self, tree: Path, tests: Sequence[str], calls: bool = False) -> SignalSet:
+    def collect(
+        self, tree: Path, tests: Sequence[str], calls: bool = False, lines: Sequence[str] = ()
+    ) -> SignalSet:
         """The signals of ``tests`` run in ``tree``; with ``calls``, also the functions each test called
-        (a profile hook in the test process: only the run that localizes a failure pays for it)."""
+        and the lines it ran of the files ``lines`` names (a trace hook in the test process: only the
+        run that localizes a failure pays for it)."""
         if not tests:
             return SignalSet((), (SourceStatus("pytest", "skipped", "no tests related to the change"),))
         with tempfile.TemporaryDirectory(prefix="coderefine-pytest-") as scratch:
@@ -72,6 +75,7 @@ class PytestSignals:
             env = self._env(tree, report)
             if calls:
                 env["PYTEST_CODEREFINE_CALLS"] = "1"
+                env["PYTEST_CODEREFINE_LINES"] = os.pathsep.join(lines)
             try:
                 done = None
                 if self._warm is not None:
@@ -130,14 +134,20 @@ def test_calls(events: Sequence[Mapping[str, object]]) -> tuple[CallRecord, ...]
         called = event.get("called")
         if event.get("event") != "calls" or not isinstance(called, list):
             continue
-        keys = frozenset(
-            (str(item[0]), int(item[1]))
-            for item in called
-            if isinstance(item, list) and len(item) == 2 and isinstance(item[1], int)
-        )
         nodeid = str(event.get("nodeid", ""))
-        found.append(CallRecord(nodeid, nodeid in failed, keys))
+        found.append(CallRecord(nodeid, nodeid in failed, _places(called), _places(event.get("lines"))))
     return tuple(found)
+
+
+def _places(items: object) -> frozenset[tuple[str, int]]:
+    """(file, line) pairs of a "calls" event, anything else left out."""
+    if not isinstance(items, list):
+        return frozenset()
+    return frozenset(
+        (str(item[0]), item[1])
+        for item in items
+        if isinstance(item, list) and len(item) == 2 and isinstance(item[1], int)
+    )
 
 
 def _first_line(text: object) -> str:

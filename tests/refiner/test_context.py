@@ -199,6 +199,30 @@ def test_when_every_definition_the_tests_call_is_too_much_the_best_suspects_are_
     assert unranked.shown_chars > 6_000
 
 
+def test_frames_whose_callees_do_not_fit_are_shown_without_them() -> None:
+    """pyflakes 3.0.1's release: each frame's definition with the helpers it calls passed the budget,
+    and the header with one suspect was sent with two thirds of the budget unused."""
+    body = "".join(f"    x = x + {n}\n" for n in range(30))
+    helper_body = "".join(f"    x = x * {k}\n" for k in range(15))
+    helpers = "".join(f"def h{n}(x):\n{helper_body}    return x\n\n\n" for n in range(12))
+    calls = [f"h{(2 * n) % 12}(x) + h{(2 * n + 1) % 12}(x)" for n in range(40)]
+    text = helpers + "".join(f"def f{n}(x):\n{body}    return {calls[n]}\n\n\n" for n in range(40))
+    starts = [i + 1 for i, line in enumerate(text.splitlines()) if line.startswith("def f")]
+    chain = starts[1:4]
+    detail = "tests/test_m.py:3: in test_x\n    f1(1)\n" + "".join(
+        f"m.py:{start + 31}: in f{n}\n    return h0(x)\n" for n, start in enumerate(chain, 1)
+    )
+    crash = Signal(
+        "pytest", "tests/test_m.py", 3, 3, "tests/test_m.py::test_x", "boom", "error", detail=detail
+    )
+    located = {"m.py": frozenset(range(starts[30], starts[30] + 32))}
+    whole = {"m.py": FileView("m.py", text)}
+    fitted = fit_views(whole, {"m.py": text}, {}, [crash], {}, located, 3_000, located)["m.py"]
+    assert fitted.shown_chars <= 3_000
+    assert all(fitted.shows(start, start + 31) for start in [*chain, starts[30]]), fitted.excerpts
+    assert not fitted.shows(1, 17)  # no helper: they are what did not fit
+
+
 def test_when_a_test_crashed_in_the_code_its_innermost_frames_stay_beside_the_best_suspects() -> None:
     """A traceback through six functions of the module and five suspects ranked against few passing
     tests: not all fit, and the suspects alone would hide where it raised (pyflakes 3.0.1's release)."""

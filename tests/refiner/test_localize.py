@@ -98,3 +98,102 @@ def test_read_only_suspects_ranked_first_leave_the_best_under_review_in_view() -
     assert 8 in found.lines({"pkg/mod.py": MOD})["pkg/mod.py"]
     # Each failing test's own suspect is looked for under review: Box.shut covers both.
     assert [s.name for s in found.covering] == ["Box.shut"]
+
+
+HANDLER = (
+    "def handle(node):\n"  # 1
+    "    if node.kind == 'is':\n"  # 2
+    "        report(node)\n"  # 3
+    "    return node\n"  # 4
+    "\n\n"
+    "def parse(text):\n"  # 7
+    "    if text:\n"  # 8
+    "        return text.split()\n"  # 9
+    "    return []\n"  # 10
+    "\n\n"
+    "def fmt(text):\n"  # 13
+    "    if '%' in text:\n"  # 14
+    "        report(text)\n"  # 15
+    "    return text\n"  # 16
+)
+
+
+def ran(nodeid: str, failed: bool, called: tuple[int, ...], lines: tuple[int, ...] = ()) -> CallRecord:
+    return CallRecord(
+        nodeid,
+        failed,
+        frozenset(("pkg/h.py", line) for line in called),
+        frozenset(("pkg/h.py", line) for line in lines),
+    )
+
+
+def test_a_branch_only_failing_tests_take_lifts_the_definition_every_test_calls() -> None:
+    """An AST handler every test runs, wrong in a branch only the failing tests take: by definition it
+    says little (run by 2 of 2 failing, 8 of 8 passing); its line 3 says all (2 failing, 0 passing)."""
+    runs = [
+        *(ran(f"t::bad{n}", True, (1, 7), (2, 3, 4, 8, 9)) for n in range(2)),
+        *(ran(f"t::ok{n}", False, (1, 7), (2, 4, 8, 9)) for n in range(8)),
+    ]
+    found = localize(runs, {}.get, ["pkg/h.py"], {"pkg/h.py": HANDLER})
+    first = found.suspects[0]
+    assert (first.name, first.failed, first.passed, first.line, first.line_failed, first.line_passed) == (
+        "handle",
+        2,
+        8,
+        3,
+        2,
+        0,
+    )
+    assert first.score == 1.0
+    assert (
+        "pkg/h.py:1 handle: run by 2 of 2 failing tests, 8 of 8 passing; its line 3 by 2 failing, 0 passing"
+        in (found.section())
+    )
+    # A definition no line of which beats it scores as itself and names no line.
+    parse = next(s for s in found.suspects if s.name == "parse")
+    assert parse.line == 0 and "its line" not in found.describe(parse)
+    # Without recorded lines the ranking is by definition, as before.
+    plain = localize(
+        [CallRecord(r.nodeid, r.failed, r.called) for r in runs], {}.get, ["pkg/h.py"], {"pkg/h.py": HANDLER}
+    )
+    assert plain.suspects[0].score < 1.0 and plain.suspects[0].line == 0
+
+
+def test_definitions_tied_for_a_failing_tests_best_are_all_kept() -> None:
+    """pyflakes: the one test of invalid % formats runs lines no passing test runs in the parser and in
+    the checker's handler (1.0 each), the bug in the handler; the spectrum cannot choose, so both are
+    shown."""
+    runs = [
+        *(ran(f"t::is{n}", True, (1,), (2, 3, 4)) for n in range(3)),
+        ran("t::percent", True, (7, 13), (8, 9, 14, 15, 16)),
+        *(ran(f"t::ok{n}", False, (1, 7, 13), (2, 4, 8, 10, 14, 16)) for n in range(6)),
+    ]
+    found = localize(runs, {}.get, ["pkg/h.py"], {"pkg/h.py": HANDLER})
+    assert [s.name for s in found.covering][:1] == ["handle"]
+    assert {"parse", "fmt"} <= {s.name for s in found.covering}
+    assert {7, 13, 15} <= found.lines({"pkg/h.py": HANDLER})["pkg/h.py"]
+
+
+def test_more_suspects_tied_for_the_best_than_a_request_names_are_no_evidence() -> None:
+    """pyflakes 3.0.1: one failing test beside four passing runs 18 of the checker's methods no passing
+    test runs; five of them, chosen by length, filled the views. None is shown for the tie; the one a
+    failing test is named after still is."""
+    names = ["open_file", "read_rows", "pad_left", "draw_border", "wrap_text", "join_cells", "fit", "end"]
+    text = "".join(f"def {name}(x):\n    return x\n\n\n" for name in names)
+    starts = [1 + 4 * n for n in range(8)]
+    runs = [
+        CallRecord("t::test_draw_border", True, frozenset(("pkg/c.py", line) for line in starts)),
+        *(CallRecord(f"t::ok{n}", False, frozenset({("pkg/c.py", 1)})) for n in range(4)),
+    ]
+    found = localize(runs, {}.get, ["pkg/c.py"], {"pkg/c.py": text})
+    assert len(found.tied()) == 7  # open_file is run by the passing tests too
+    assert [s.name for s in found.named] == ["draw_border"]
+    assert found.lines({"pkg/c.py": text}) == {"pkg/c.py": frozenset({13, 14})}  # draw_border alone
+    section = found.section()
+    assert (
+        "- 7 definitions under review tie for the best (run by 1 of 1 failing tests, 0 of 4 passing"
+        in section
+    )
+    assert "pkg/c.py:13 draw_border" in section and "pkg/c.py:17 wrap_text" not in section
+    # As many as a request names are still shown: the tests single those out.
+    assert found.tied(count=7) == () and len(found.lines({"pkg/c.py": text}, count=7)["pkg/c.py"]) == 14

@@ -397,3 +397,31 @@ def test_a_run_asked_for_calls_records_the_functions_each_test_calls(tmp_path: P
     assert ("pkg/mod.py", 9) not in runs["tests/test_mod.py::test_good"].called
     # An ordinary run pays nothing for it and records nothing.
     assert signals.collect(tmp_path, ["tests/test_mod.py"]).calls == ()
+
+
+def test_a_run_asked_for_calls_records_the_lines_run_of_the_files_it_names(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/mod.py": "def pick(x):\n    if x:\n        return 'yes'\n    return 'no'\n",
+            "pkg/other.py": "def same(x):\n    return x\n",
+            "tests/test_mod.py": (
+                "from pkg.mod import pick\nfrom pkg.other import same\n\n\n"
+                "def test_yes():\n    assert same(pick(1)) == 'no'\n\n\n"
+                "def test_no():\n    assert same(pick(0)) == 'no'\n"
+            ),
+        },
+    )
+    config = PytestConfig(sys.executable, ("{python}", "-m", "pytest"), 10, 60)
+    signals = PytestSignals(SubprocessRunner(), config, {"PATH": "/usr/bin:/bin"})
+    result = signals.collect(tmp_path, ["tests/test_mod.py"], calls=True, lines=["pkg/mod.py"])
+    runs = {r.nodeid.rsplit("::", 1)[-1]: r for r in result.calls}
+    assert runs["test_yes"].failed and not runs["test_no"].failed
+    assert {("pkg/mod.py", 2), ("pkg/mod.py", 3)} <= runs["test_yes"].lines
+    assert ("pkg/mod.py", 3) not in runs["test_no"].lines and ("pkg/mod.py", 4) in runs["test_no"].lines
+    # Only the files named: the other module's calls are recorded, its lines are not.
+    assert ("pkg/other.py", 1) in runs["test_yes"].called
+    assert not any(path == "pkg/other.py" for path, _ in runs["test_yes"].lines)
+    # Without files named, no line is recorded.
+    assert all(not r.lines for r in signals.collect(tmp_path, ["tests/test_mod.py"], calls=True).calls)

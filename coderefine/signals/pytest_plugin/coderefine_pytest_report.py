@@ -4,7 +4,8 @@ It writes one JSON line per event to the file named by PYTEST_CODEREFINE_REPORT 
 happens, so that a run that hangs or kills its own process still tells which tests finished and which
 one was running. It also bounds each test phase by PYTEST_CODEREFINE_TIMEOUT seconds with SIGALRM. With
 PYTEST_CODEREFINE_CALLS set, it also writes which functions of the project each test called (a "calls"
-event per test: file and first line of each code object), for fault localization.
+event per test: file and first line of each code object, and the lines run in the files named by
+PYTEST_CODEREFINE_LINES), for fault localization.
 This file must import nothing but pytest and the standard library: the project's interpreter may not
 have coderefine installed.
 """
@@ -51,7 +52,8 @@ _SCRATCH = re.compile(re.escape(_TEMP) + r"/[^/\s'\"]+")
 
 def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
     if calls.active():
-        _write({"event": "calls", "nodeid": _rebased(nodeid), "called": calls.taken()})
+        event = {"event": "calls", "nodeid": _rebased(nodeid), "called": calls.taken()}
+        _write(dict(event, lines=calls.taken_lines()))
 
 
 class TestTimeoutError(BaseException):
