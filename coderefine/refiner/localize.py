@@ -157,12 +157,12 @@ def localize(
     passing = [r for r in runs if not r.failed]
     if not failing:
         return Localization((), 0, len(passing))
-    definitions: dict[str, list[Symbol]] = {}
+    holders = _Holders(read, texts or {})
     counts: dict[Unit, list[int]] = {}
     run_by_failing: list[set[Unit]] = []
     for index, group in enumerate((failing, passing)):
         for run in group:
-            units = _units_of(run, definitions, read, texts or {})
+            units = _units_of(run, holders)
             if index == 0:
                 run_by_failing.append(units)
             for unit in units:
@@ -276,25 +276,45 @@ def _rank(suspect: Suspect) -> tuple[float, int, bool, int, str, int]:
     return (-s.score, s.passed, not s.under_review, s.end - s.start, s.path, s.start)
 
 
-def _units_of(
-    run: CallRecord,
-    cache: dict[str, list[Symbol]],
-    read: Callable[[str], str | None],
-    texts: Mapping[str, str],
-) -> set[Unit]:
+class _Holders:
+    """The innermost function holding each line of the project's code (None in test code), each file
+    read and each line looked up once: a localizing run of pyflakes' tests records 100,000 (test, line)
+    pairs."""
+
+    def __init__(self, read: Callable[[str], str | None], texts: Mapping[str, str]) -> None:
+        self._read = read
+        self._texts = texts
+        self._functions: dict[str, list[Symbol]] = {}
+        self._found: dict[tuple[str, int], Key | None] = {}
+
+    def of(self, place: tuple[str, int]) -> Key | None:
+        try:
+            return self._found[place]
+        except KeyError:
+            pass
+        path, line = place
+        if path not in self._functions:
+            # Test code is never a suspect: it holds no function here.
+            self._functions[path] = [] if is_test_code(path) else self._functions_of(path)
+        holding = [s for s in self._functions[path] if s.line <= line <= s.end_line]
+        key = (path, max(holding, key=lambda s: s.line)) if holding else None
+        self._found[place] = key
+        return key
+
+    def _functions_of(self, path: str) -> list[Symbol]:
+        text = self._texts.get(path)
+        text = self._read(path) if text is None else text
+        return [s for s in symbols(text or "") if s.kind == "function"]
+
+
+def _units_of(run: CallRecord, holders: _Holders) -> set[Unit]:
     """The definitions ``run`` called, as the innermost function holding each called code object's
     first line (a lambda or a comprehension counts for the function it is written in; module code for
     none), and the lines it ran, each with the innermost function holding it."""
     found: set[Unit] = set()
     for places, whole in ((run.called, True), (run.lines, False)):
-        for path, line in places:
-            if is_test_code(path):
-                continue
-            if path not in cache:
-                text = texts.get(path)
-                text = read(path) if text is None else text
-                cache[path] = [s for s in symbols(text or "") if s.kind == "function"]
-            holding = [s for s in cache[path] if s.line <= line <= s.end_line]
-            if holding:
-                found.add(((path, max(holding, key=lambda s: s.line)), 0 if whole else line))
+        for place in places:
+            key = holders.of(place)
+            if key is not None:
+                found.add((key, 0 if whole else place[1]))
     return found
