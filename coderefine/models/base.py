@@ -6,6 +6,7 @@ provider may cache (Anthropic's ``cache_control``); everything after it changes 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -73,6 +74,10 @@ class ToolSpec:
     name: str
     description: str
     input_schema: Mapping[str, Any]
+
+    def chars(self) -> int:
+        """About what its definition adds to a request, as the providers serialize it."""
+        return len(self.name) + len(self.description) + len(json.dumps(self.input_schema))
 
 
 @dataclass(frozen=True)

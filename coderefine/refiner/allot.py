@@ -71,7 +71,17 @@ def fit_sections(
         return {**fixed, **first}
     shares = allot(max(0, available), wants, {name: s.floor for name, s in flexible.items()})
     cut = {
-        name: first[name] if shares[name] >= wants[name] else section.render(shares[name])
+        name: first[name] if shares[name] >= wants[name] else _within(section, shares[name])
         for name, section in flexible.items()
     }
     return {**fixed, **cut}
+
+
+def _within(section: Flexible, share: int) -> SectionText:
+    """``section`` made within ``share`` characters. A renderer's budget bounds its own lines, and what
+    it adds about a cut (how much was cut, the tests whose source is not shown) comes on top: tabulate's
+    signals and tests' source, cut a little short of their wants, came out longer than uncut. So a text
+    over its share is made again, shorter by what it passed."""
+    text = section.render(share)
+    over = size(text) - share
+    return section.render(max(section.floor, share - over)) if over > 0 else text

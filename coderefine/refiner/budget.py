@@ -16,8 +16,9 @@ here for the run:
 - The author is bounded by the window alone: it writes from the intent, with no critique to point it
   anywhere (a one-shot shown excerpts of a module with two bugs missed the one they hid).
 - A whole prompt (a retry, which echoes a failed answer) keeps within the window.
-- A critic's or reviser's request as a whole aims at ``request-tokens``: what the system prompt, the views
-  and the sections that cannot be cut (the intent, the diff, the critique) leave is shared by the
+- A critic's or reviser's request as a whole aims at ``request-tokens``: what the system prompt, the tool
+  definition, the views and the sections that cannot be cut (the intent, the diff, the critique) leave is
+  shared by the
   signals, the failing tests' source and the lines a critique names, each cut down to a floor when
   together they would pass it (``allot.py``).
 

@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 
 from coderefine.edits.blocks import EXAMPLE_PATH
-from coderefine.models.base import Block, Message, ModelRequest
+from coderefine.models.base import Block, Message, ModelRequest, ToolSpec
 from coderefine.models.windows import FLOOR
 from coderefine.refiner.allot import Flexible, SectionText, fit_sections
 from coderefine.refiner.asks import CRITIC_HOW_TO_ASK
@@ -115,7 +115,7 @@ class PromptBuilder:
             system=system,
             messages=(Message.user(assemble(role, sections)),),
             max_tokens=self._max_tokens,
-            tool=MERGED_CRITIQUE_TOOL if self._merge else CRITIQUE_TOOL,
+            tool=self._tool(),
             force_tool=force,
         )
 
@@ -224,8 +224,9 @@ class PromptBuilder:
         """The signals and the failing tests' source: sections a request's total may cut."""
 
         def signals(chars: int | None) -> str:
-            tokens = self._signal_tokens if chars is None else max(1, chars // CHARS_PER_TOKEN)
-            return signals_section(comparison, self.context, tokens, views)
+            # Never above its own budget: a share larger than it made the section longer than uncut.
+            tokens = self._signal_tokens if chars is None else chars // CHARS_PER_TOKEN
+            return signals_section(comparison, self.context, max(1, min(tokens, self._signal_tokens)), views)
 
         def spec(chars: int | None) -> list[str]:
             return self._spec(files, comparison.introduced, budget_chars=chars)
@@ -235,8 +236,13 @@ class PromptBuilder:
     def _within(
         self, system: Sequence[Block], sections: Mapping[str, SectionText], facts: Mapping[str, Flexible]
     ) -> dict[str, SectionText]:
-        """``sections`` and ``facts``, the latter cut to what the request's total leaves them."""
-        return fit_sections(self._request_chars, sum(len(b.text) for b in system), sections, facts)
+        """``sections`` and ``facts``, the latter cut to what the request's total leaves them. The tool
+        every request lists counts: it is input the provider bills and the window holds."""
+        outside = sum(len(b.text) for b in system) + self._tool().chars()
+        return fit_sections(self._request_chars, outside, sections, facts)
+
+    def _tool(self) -> ToolSpec:
+        return MERGED_CRITIQUE_TOOL if self._merge else CRITIQUE_TOOL
 
     def _localization(self) -> str:
         return self.localization.section() if self.localization is not None else ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from coderefine.refiner.allot import Flexible, allot, fit_sections
 from coderefine.refiner.context import view_of
-from coderefine.refiner.critique import Critique, Issue
+from coderefine.refiner.critique import CRITIQUE_TOOL, Critique, Issue
 from coderefine.refiner.prompting import FACTS_FLOOR, PromptBuilder
 from coderefine.refiner.spec import SpecSource
 from coderefine.signals.base import Comparison, Signal, SourceStatus
@@ -89,19 +89,40 @@ def reviser_request(total: int | None) -> str:
     return "".join(b.text for b in request.system) + request.messages[0].text
 
 
+# The tool every request lists counts in its total: it is input too.
+TOOL = CRITIQUE_TOOL.chars()
+
+
 def test_a_reviser_request_over_its_total_cuts_its_facts_and_keeps_every_section() -> None:
     uncut = reviser_request(None)
-    total = len(uncut) - 5_000
+    total = len(uncut) + TOOL - 5_000
     cut = reviser_request(total)
     # Cut to about their share: the signals keep at least one failure whole.
-    assert len(cut) <= total + len(FAILING[0].detail)
+    assert len(cut) + TOOL <= total + len(FAILING[0].detail)
     for part in ("kind=signals", "kind=test", "def f20(x):", "test_m.py::test_case0"):
         assert part in uncut and part in cut
     # Each kept its floor: the signals are cut at whole tests, counted, never left empty.
     assert cut.count("E   line") < uncut.count("E   line")
-    assert "test_m.py::test_case11" in cut
+    assert "test_m.py::test_case11" in cut or "more signals not shown" in cut
     assert len(cut) > FACTS_FLOOR * 2
 
 
 def test_a_request_within_its_total_is_the_request_without_one() -> None:
-    assert reviser_request(len(reviser_request(None)) + 10) == reviser_request(None)
+    uncut = reviser_request(None)
+    assert reviser_request(len(uncut) + TOOL + 10) == uncut
+    assert reviser_request(len(uncut) + 10) != uncut  # without room for the tool: cut
+
+
+def test_a_section_its_renderer_makes_longer_than_its_share_is_made_again_within_it() -> None:
+    """A renderer's budget bounds its own lines, and its note about the cut comes on top: tabulate's
+    signals, cut 95 characters short of their want, came out 240 longer than uncut."""
+    asked: list[int | None] = []
+
+    def render(chars: int | None) -> str:
+        asked.append(chars)
+        lines = 70 if chars is None else min(70, chars // 10)
+        note = "" if chars is None else "; 12 more lines cut to keep this request short, not shown: a b c"
+        return "x" * 10 * lines + note
+
+    cut = fit_sections(600, 0, {}, {"facts": Flexible(render, 100)})
+    assert len(cut["facts"]) <= 600 and asked[:2] == [None, 600] and len(asked) == 3

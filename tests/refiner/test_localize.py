@@ -127,36 +127,38 @@ def ran(nodeid: str, failed: bool, called: tuple[int, ...], lines: tuple[int, ..
     )
 
 
-def test_a_branch_only_failing_tests_take_lifts_the_definition_every_test_calls() -> None:
+def test_a_branch_only_failing_tests_take_is_shown_beside_the_best_definition() -> None:
     """An AST handler every test runs, wrong in a branch only the failing tests take: by definition it
-    says little (run by 2 of 2 failing, 8 of 8 passing); its line 3 says all (2 failing, 0 passing)."""
+    says no more than the parser every test runs too (2 of 2 failing, 8 of 8 passing each); its line 3
+    says all (2 failing, 0 passing). Lines do not rank (they gather round one decision: tabulate's
+    callers of `_padleft`), but a line above the best definition is shown beside it."""
     runs = [
         *(ran(f"t::bad{n}", True, (1, 7), (2, 3, 4, 8, 9)) for n in range(2)),
         *(ran(f"t::ok{n}", False, (1, 7), (2, 4, 8, 9)) for n in range(8)),
     ]
     found = localize(runs, {}.get, ["pkg/h.py"], {"pkg/h.py": HANDLER})
-    first = found.suspects[0]
-    assert (first.name, first.failed, first.passed, first.line, first.line_failed, first.line_passed) == (
-        "handle",
+    handle = next(s for s in found.suspects if s.name == "handle")
+    assert (handle.failed, handle.passed, handle.line, handle.line_failed, handle.line_passed) == (
         2,
         8,
         3,
         2,
         0,
     )
-    assert first.score == 1.0
+    assert handle.score < 0.5 and handle.line_score == 1.0
     assert (
         "pkg/h.py:1 handle: run by 2 of 2 failing tests, 8 of 8 passing; its line 3 by 2 failing, 0 passing"
         in (found.section())
     )
-    # A definition no line of which beats it scores as itself and names no line.
+    assert handle in found.covering and {1, 2, 3, 4} <= found.lines({"pkg/h.py": HANDLER})["pkg/h.py"]
+    # A definition no line of which beats it names no line.
     parse = next(s for s in found.suspects if s.name == "parse")
     assert parse.line == 0 and "its line" not in found.describe(parse)
-    # Without recorded lines the ranking is by definition, as before.
+    # Without recorded lines only the definitions count.
     plain = localize(
         [CallRecord(r.nodeid, r.failed, r.called) for r in runs], {}.get, ["pkg/h.py"], {"pkg/h.py": HANDLER}
     )
-    assert plain.suspects[0].score < 1.0 and plain.suspects[0].line == 0
+    assert all(s.line == 0 for s in plain.suspects)
 
 
 def test_definitions_tied_for_a_failing_tests_best_are_all_kept() -> None:
