@@ -18,9 +18,8 @@ here for the run:
 - A whole prompt (a retry, which echoes a failed answer) keeps within the window.
 - A critic's or reviser's request as a whole aims at ``request-tokens``: what the system prompt, the tool
   definition, the views and the sections that cannot be cut (the intent, the diff, the critique) leave is
-  shared by the
-  signals, the failing tests' source and the lines a critique names, each cut down to a floor when
-  together they would pass it (``allot.py``).
+  shared by the signals, the failing tests' source and the lines a critique names, each cut down to a
+  floor when together they would pass it (``allot.py``).
 
 Why the code's budget is not also given what the fact sections leave unused: that room would make the
 requests of a one-bug fix grow back toward the window, the cost this budget is there to end; the facts
