@@ -3,9 +3,10 @@
 What a request shows decides these more than any other task: one-shot, signals-only and self-refine all
 failed a two-bug task whose second bug sat in a definition the critic's request showed only as an outline
 line. Each bug is a kept mutant (some test noticed it alone); combined, each must still be noticed by a
-visible failing test (the tests that fail for it alone and with the others), or the candidate is dropped:
-a bug no visible test shows is a task about guessing, not about what the request shows. Built last, from
-the mutants already kept, so that the earlier tasks and the seed's draws stay as they were.
+visible failing test (one that fails for it alone and the same way with the others), or the candidate
+is dropped: a bug no visible test shows is a task about guessing, not about what the request shows.
+Built last, from the mutants already kept, so that the earlier tasks and the seed's draws stay as they
+were.
 """
 
 from __future__ import annotations
@@ -34,16 +35,38 @@ class Builds(Protocol):
     def functions(self, path: str, text: str) -> dict[str, FunctionInfo]: ...
 
 
+def shown_by(own: SuiteRun, together: SuiteRun) -> frozenset[str]:
+    """The tests that fail for a bug alone (``own``) and fail the same way with the others (``together``,
+    the same first line of their failure): those that show this bug in the task. A test that fails with
+    the others in another way fails for another bug first (toolz: a signature's test crashed in the first
+    bug before it reached the second, and no coverage, run or name of it could point there)."""
+    return frozenset(
+        test
+        for test in own.failed() & together.failed()
+        if _first_line(own.message(test)) == _first_line(together.message(test))
+    )
+
+
+def _first_line(message: str) -> str:
+    return next((line.strip() for line in message.splitlines() if line.strip()), "")
+
+
+def masked(alone: Sequence[SuiteRun], together: SuiteRun) -> bool:
+    """Whether some bug of a task fails no test the same way with the others as alone."""
+    return any(not shown_by(own, together) for own in alone)
+
+
 def each_shown(
-    visible: Sequence[str], hidden: Sequence[str], alone: Sequence[SuiteRun]
+    visible: Sequence[str], hidden: Sequence[str], alone: Sequence[SuiteRun], together: SuiteRun
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``visible`` and ``hidden`` with every bug shown by a visible failing test: for a bug whose own
-    failing tests (its run ``alone``) are all held back, the first of them that fails with the others
-    moves from hidden to visible (none does when another bug masks it)."""
+    """``visible`` and ``hidden`` with every bug shown by a visible failing test: for a bug none of whose
+    tests that show it (``shown_by``; else its own failing tests) is visible, the first of them moves from
+    hidden to visible."""
     shown, held = list(visible), list(hidden)
     for own in alone:
-        if not set(own.failed()) & set(shown):
-            movable = sorted(set(own.failed()) & set(held))
+        mine = shown_by(own, together) or own.failed() & together.failed()
+        if not mine & set(shown):
+            movable = sorted(mine & set(held))
             if movable:
                 held.remove(movable[0])
                 shown.append(movable[0])
@@ -104,15 +127,14 @@ def _task(
     shape: str,
 ) -> LibraryTask | None:
     """The task of the bugs of ``chosen`` together, or None when their run does not finish or some bug's
-    own failing tests no longer fail with the others (one bug masking another)."""
+    own failing tests no longer fail with the others the way they fail alone (one bug masking another)."""
     mutated = {path: apply(texts[path], sites) for path, sites in chosen.items()}
     run = builder.failing_files(mutated)
     if run is None or not run.failed():
         return None
-    failed = set(run.failed())
-    if any(not set(own.failed()) & failed for own in alone):
+    if masked(alone, run):
         return None
-    shown, held = each_shown(*builder.split(run), alone)
+    shown, held = each_shown(*builder.split(run), alone, run)
     main = next(iter(chosen))
     edits = tuple(
         Edit(

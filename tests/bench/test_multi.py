@@ -116,22 +116,55 @@ def test_the_family_has_three_bugs_in_one_module_and_bugs_in_two_files(suite: Pa
 
 def test_every_bug_keeps_a_visible_failing_test_unless_another_masks_it() -> None:
     from coderefine.bench.library import SuiteRun, TestOutcome
-    from coderefine.bench.multi import each_shown
+    from coderefine.bench.multi import each_shown, masked
 
-    def failing(*nodeids: str) -> SuiteRun:
-        return SuiteRun(tuple(TestOutcome(n, "failed") for n in nodeids), True)
+    def failing(*nodeids: str, message: str = "AssertionError: 1 != 2") -> SuiteRun:
+        return SuiteRun(tuple(TestOutcome(n, "failed", message) for n in nodeids), True)
 
     first, second = failing("t.py::test_a", "t.py::test_b"), failing("t.py::test_c", "t.py::test_d")
+    together = failing("t.py::test_a", "t.py::test_b", "t.py::test_c", "t.py::test_d")
     # The split held back both of the second bug's tests: the first of them comes back.
     assert each_shown(
-        ["t.py::test_a"], ["t.py::test_b", "t.py::test_d", "t.py::test_c"], [first, second]
+        ["t.py::test_a"], ["t.py::test_b", "t.py::test_d", "t.py::test_c"], [first, second], together
     ) == (
         ("t.py::test_a", "t.py::test_c"),
         ("t.py::test_b", "t.py::test_d"),
     )
     # Shown already: nothing moves. Masked (none of its tests fails with the others): nothing to move.
-    assert each_shown(["t.py::test_a", "t.py::test_d"], ["t.py::test_b"], [first, second]) == (
+    assert each_shown(["t.py::test_a", "t.py::test_d"], ["t.py::test_b"], [first, second], together) == (
         ("t.py::test_a", "t.py::test_d"),
         ("t.py::test_b",),
     )
-    assert each_shown(["t.py::test_a"], [], [first, second]) == (("t.py::test_a",), ())
+    assert each_shown(["t.py::test_a"], [], [first, second], failing("t.py::test_a")) == (
+        ("t.py::test_a",),
+        (),
+    )
+    assert not masked([first, second], together)
+
+
+def test_a_test_failing_another_way_with_the_others_shows_another_bug() -> None:
+    """toolz: the second bug's test, which fails alone at its assert, crashed in the first bug with both
+    in place; a task of those two gives its first request no evidence of the second."""
+    from coderefine.bench.library import SuiteRun, TestOutcome
+    from coderefine.bench.multi import each_shown, masked, shown_by
+
+    def run(*outcomes: tuple[str, str]) -> SuiteRun:
+        return SuiteRun(tuple(TestOutcome(n, "failed", m) for n, m in outcomes), True)
+
+    first = run(("t.py::test_a", "TypeError: bad sigspec\n  at f"))
+    second = run(("t.py::test_c", "AssertionError: skip\n  at g:12"), ("t.py::test_d", "AssertionError: 0"))
+    crashed = ("t.py::test_c", "TypeError: bad sigspec\n  at f")
+    together = run(
+        ("t.py::test_a", "TypeError: bad sigspec\n  at f"), crashed, ("t.py::test_d", "AssertionError: 0")
+    )
+    # test_c fails with both, but for the first bug: test_d shows the second (the first line decides:
+    # the lines after it can move with the module's line numbers).
+    assert shown_by(second, together) == {"t.py::test_d"}
+    assert each_shown(["t.py::test_a", "t.py::test_c"], ["t.py::test_d"], [first, second], together) == (
+        ("t.py::test_a", "t.py::test_c", "t.py::test_d"),
+        (),
+    )
+    alike = run(("t.py::test_c", "AssertionError: skip\n  at g:14"))
+    assert shown_by(run(("t.py::test_c", "AssertionError: skip\n  at g:12")), alike) == {"t.py::test_c"}
+    # With no test of the second failing its own way, the pair is masked: no task is made of it.
+    assert masked([first, second], run(("t.py::test_a", "TypeError: bad sigspec"), crashed))
