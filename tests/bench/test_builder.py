@@ -105,8 +105,6 @@ def test_a_failing_test_named_like_a_visible_one_is_not_held_back() -> None:
     """pyflakes' test_doctests.py reruns every class of test_undefined_names.py under a doctest mixin:
     deleting the held-back base test deleted the visible one that inherits it, and the task's bug had
     no failing test left."""
-    import random
-    from types import SimpleNamespace
 
     from coderefine.bench.builder import Builder
     from coderefine.bench.library import SuiteRun, TestOutcome
@@ -117,7 +115,39 @@ def test_a_failing_test_named_like_a_visible_one_is_not_held_back() -> None:
     ]
     run = SuiteRun(tuple(TestOutcome(n, "failed") for n in failed), True)
     for seed in range(20):
-        visible, hidden = Builder.split(SimpleNamespace(rng=random.Random(seed)), run)  # type: ignore[arg-type]
+        visible, hidden = Builder.split(splitter(seed, Path("/nonexistent")), run)  # type: ignore[arg-type]
         assert visible and set(visible) | set(hidden) == set(failed)
         augmented = [n for n in hidden if n.endswith("::test_augmented")]
         assert not augmented or len(augmented) == 2  # held back together, or neither
+
+
+def splitter(seed: int, tree: Path) -> object:
+    """What ``Builder.split`` needs of a builder: its random draws and its tree."""
+    import random
+    from types import SimpleNamespace
+
+    from coderefine.bench.builder import Builder
+
+    fake = SimpleNamespace(rng=random.Random(seed), tree=tree)
+    fake.called_by_another = lambda function: Builder.called_by_another(fake, function)  # type: ignore[arg-type]
+    return fake
+
+
+def test_a_failing_test_another_test_calls_is_not_held_back(tmp_path: Path) -> None:
+    """toolz: a visible introspection test called a held-back one to reuse its checks, and failed with a
+    NameError in the task once that one was deleted."""
+    from coderefine.bench.builder import Builder
+    from coderefine.bench.library import SuiteRun, TestOutcome
+
+    names = [f"test_case{n}" for n in range(8)]
+    body = "".join(f"def {name}():\n    assert False\n\n\n" for name in names)
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "test_m.py").write_text(body + "def test_uses():\n    test_case3()\n", "utf-8")
+    failed = [f"t/test_m.py::{name}" for name in [*names, "test_uses"]]
+    run = SuiteRun(tuple(TestOutcome(n, "failed") for n in failed), True)
+    held = set()
+    for seed in range(20):
+        visible, hidden = Builder.split(splitter(seed, tmp_path), run)  # type: ignore[arg-type]
+        assert "t/test_m.py::test_case3" in visible and set(visible) | set(hidden) == set(failed)
+        held |= set(hidden)
+    assert held  # the others are still held back
