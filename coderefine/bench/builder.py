@@ -15,11 +15,10 @@ from pathlib import Path, PurePosixPath
 from coderefine.bench.counts import Shortfall, plural
 from coderefine.bench.intents import STRENGTHS, bug_intent, clean_twins
 from coderefine.bench.library import Coverage, SuiteRun, run_suite
-from coderefine.bench.multi import each_shown, masked, multi_location_tasks
+from coderefine.bench.multi import each_shown, multi_location_tasks, pair_mutants
 from coderefine.bench.mutate import (
     FunctionInfo,
     Site,
-    apply,
     changed_function,
     function_text,
     remove_body,
@@ -38,9 +37,6 @@ Progress = Callable[[str], None]
 _NOT_LIBRARY = {"test", "tests", "testing", "docs", "doc", "scripts", "examples", "benchmarks", "build"}
 _NOT_MODULE = {"setup.py", "conftest.py", "benchmark.py", "_version.py", "version.py", "noxfile.py"}
 MAX_PER_FUNCTION = 3
-# Second bugs tried for a two-bug task before its first is left unpaired: each try is one run of the
-# tests that reach either bug.
-PARTNERS_TRIED = 3
 MUTANT_RUN_TIMEOUT = 30.0
 MUTANT_TEST_TIMEOUT = 2.0
 SLOW_RETRY = 5  # a test that passed its limit runs once more with a limit this many times longer
@@ -162,7 +158,7 @@ class Builder:
         found: list[LibraryTask] = []
         for number, (path, site, run) in enumerate(bugs[:split]):
             found.append(self.bug_task(name, len(found), texts[path], path, [site], run, number))
-        combined = self.pairs(bugs[split:], bugs[:split], texts)
+        combined = pair_mutants(self, bugs[split:], bugs[:split], texts)
         paired = [(path, site, run, other) for path, site, run, other, _, _ in combined]
         for path, site, _, other, together, alone in combined:
             found.append(
@@ -231,31 +227,6 @@ class Builder:
         if len(kept) < want:
             self._why_short["bug"] = _mutants_short(len(order), tried, want, dropped)
         return kept
-
-    def pairs(
-        self,
-        firsts: Sequence[tuple[str, Site, SuiteRun]],
-        others: Sequence[tuple[str, Site, SuiteRun]],
-        texts: Mapping[str, str],
-    ) -> list[tuple[str, Site, SuiteRun, Site, SuiteRun, tuple[SuiteRun, SuiteRun]]]:
-        """Each mutant with a second one of the same module in another function (two bugs, one outside
-        the named function), their run together and each one's alone: the first of at most
-        ``PARTNERS_TRIED`` candidates with which each bug still fails a test the way it fails alone. A
-        second bug masked by the first (its tests crash in the first before they reach it) makes a task
-        of one bug, then another: no evidence of the second can be in its first request."""
-        runs = {(path, site.line, site.operator): run for path, site, run in others}
-        found = []
-        for path, site, run in firsts:
-            candidates = [
-                s for p, s, _ in others if p == path and s.function != site.function and s.line != site.line
-            ]
-            for partner in candidates[:PARTNERS_TRIED]:
-                alone = (run, runs[(path, partner.line, partner.operator)])
-                together = self.failing(path, apply(texts[path], [site, partner]))
-                if together is not None and together.failed() and not masked(alone, together):
-                    found.append((path, site, run, partner, together, alone))
-                    break
-        return found
 
     def features(self, texts: Mapping[str, str], want: int) -> list[tuple[str, FunctionInfo, str, SuiteRun]]:
         candidates = [

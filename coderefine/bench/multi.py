@@ -25,6 +25,9 @@ TWO_FILES = "two-files"  # a bug in each of two modules
 SHARE = 12  # of --tasks, how many of each shape are tried for
 
 Mutant = tuple[str, Site, SuiteRun]  # a kept mutant: its module, its site, the run that noticed it
+# Second bugs tried for a two-bug task before its first is left unpaired: each try is one run of the
+# tests that reach either bug.
+PARTNERS_TRIED = 3
 
 
 class Builds(Protocol):
@@ -71,6 +74,29 @@ def each_shown(
                 held.remove(movable[0])
                 shown.append(movable[0])
     return tuple(sorted(shown)), tuple(sorted(held))
+
+
+def pair_mutants(
+    builder: Builds, firsts: Sequence[Mutant], others: Sequence[Mutant], texts: Mapping[str, str]
+) -> list[tuple[str, Site, SuiteRun, Site, SuiteRun, tuple[SuiteRun, SuiteRun]]]:
+    """Each mutant with a second one of the same module in another function (two bugs, one outside
+    the named function), their run together and each one's alone: the first of at most
+    ``PARTNERS_TRIED`` candidates with which each bug still fails a test the way it fails alone. A
+    second bug masked by the first (its tests crash in the first before they reach it) makes a task
+    of one bug, then another: no evidence of the second can be in its first request."""
+    runs = {(path, site.line, site.operator): run for path, site, run in others}
+    found = []
+    for path, site, run in firsts:
+        candidates = [
+            s for p, s, _ in others if p == path and s.function != site.function and s.line != site.line
+        ]
+        for partner in candidates[:PARTNERS_TRIED]:
+            alone = (run, runs[(path, partner.line, partner.operator)])
+            together = builder.failing_files({path: apply(texts[path], [site, partner])})
+            if together is not None and together.failed() and not masked(alone, together):
+                found.append((path, site, run, partner, together, alone))
+                break
+    return found
 
 
 def multi_location_tasks(

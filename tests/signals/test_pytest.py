@@ -371,6 +371,11 @@ def test_a_missing_fixture_is_the_message_however_many_fixtures_pytest_lists(tmp
     assert signal.message.endswith("fixture 'mocker' not found")
 
 
+def calls_recorder() -> PytestSignals:
+    config = PytestConfig(sys.executable, ("{python}", "-m", "pytest"), 10, 60)
+    return PytestSignals(SubprocessRunner(), config, {"PATH": "/usr/bin:/bin"})
+
+
 def test_a_run_asked_for_calls_records_the_functions_each_test_calls(tmp_path: Path) -> None:
     write_files(
         tmp_path,
@@ -388,8 +393,7 @@ def test_a_run_asked_for_calls_records_the_functions_each_test_calls(tmp_path: P
             ),
         },
     )
-    config = PytestConfig(sys.executable, ("{python}", "-m", "pytest"), 10, 60)
-    signals = PytestSignals(SubprocessRunner(), config, {"PATH": "/usr/bin:/bin"})
+    signals = calls_recorder()
     result = signals.collect(tmp_path, ["tests/test_mod.py"], calls=True)
     runs = {r.nodeid: r for r in result.calls}
     assert runs["tests/test_mod.py::test_bad"].failed and not runs["tests/test_mod.py::test_good"].failed
@@ -413,8 +417,7 @@ def test_a_run_asked_for_calls_records_the_lines_run_of_the_files_it_names(tmp_p
             ),
         },
     )
-    config = PytestConfig(sys.executable, ("{python}", "-m", "pytest"), 10, 60)
-    signals = PytestSignals(SubprocessRunner(), config, {"PATH": "/usr/bin:/bin"})
+    signals = calls_recorder()
     result = signals.collect(tmp_path, ["tests/test_mod.py"], calls=True, lines=["pkg/mod.py"])
     runs = {r.nodeid.rsplit("::", 1)[-1]: r for r in result.calls}
     assert runs["test_yes"].failed and not runs["test_no"].failed
